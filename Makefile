@@ -1,0 +1,182 @@
+# nfguard: the one entry point.
+#
+#   make               modules for every configured kernel + userspace + man pages
+#   make install       modules (updates/, depmod), plugins, CLI, man pages; DESTDIR honoured
+#   make uninstall
+#   make check         everything: deps, build, unit, VM (both kernels), harness self-test
+#   make check-unit    userspace unit tests (ASan/UBSan)
+#   make check-vm      every tests/vm/cases/*.sh on every configured kernel
+#   make check-style   checkpatch + sparse (C=1) on the kernel code
+#   make demo          boot a Debian kernel, load nfguard, run a protection scenario
+#   make bench         side-by-side benchmarks (report only)
+#   make dist          source tarball
+#   make dkms          install the module source for DKMS
+#
+# A fresh clone needs no manual configure: build/config.mk is made on demand.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+B := $(TOP)/build
+
+ifeq ($(filter distclean deps,$(MAKECMDGOALS)),)
+include $(B)/config.mk
+endif
+
+# --- configuration --------------------------------------------------------
+
+$(B)/config.mk: configure.ac config.mk.in
+	@command -v autoreconf >/dev/null && pkg-config --exists xtables libmnl libnftnl || ./tests/deps.sh
+	@mkdir -p $(B)/aux
+	autoreconf -fi
+	./configure $(CONFIGURE_FLAGS)
+
+.PHONY: deps
+deps:
+	./tests/deps.sh
+
+# --- kernel modules ---------------------------------------------------------
+
+kdir = $(firstword $(wildcard /lib/modules/$(1)/build/Makefile /usr/src/linux-headers-$(1)/Makefile))
+KSRC := $(wildcard kernel/*.c kernel/*.h kernel/Kbuild kernel/compat/*.h kernel/compat/*.sh kernel/compat/probes/*.c) \
+	$(wildcard include/uapi/linux/netfilter/*.h)
+KMOD_W ?= 1
+
+.PHONY: all modules userspace man
+all: modules userspace man
+
+modules: $(foreach k,$(KABIS),$(B)/kernel/$(k)/.built)
+
+# One symlinked copy of kernel/ per kernel ABI, so builds don't collide.
+$(B)/kernel/%/.built: $(KSRC)
+	@mkdir -p $(@D)
+	@cp -rsf $(TOP)/kernel/. $(@D)/
+	$(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) modules
+	@touch $@
+
+.PHONY: check-style
+check-style: modules
+	@for k in $(KABIS); do \
+		echo "== sparse $$k"; \
+		$(MAKE) -C $(dir $(call kdir,$$k)) M=$(B)/kernel/$$k C=2 W=1 modules 2>&1 | \
+			tee $(B)/kernel/$$k/sparse.log | grep -E 'warning|error' && exit 1; \
+	done; \
+	./tests/checkpatch.sh kernel/*.c kernel/*.h kernel/compat/*.h
+
+# --- userspace ----------------------------------------------------------------
+
+UCFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -I$(TOP)/include/uapi -I$(TOP)/userspace/lib \
+	$(LIBXTABLES_CFLAGS) $(LIBMNL_CFLAGS) $(LIBNFTNL_CFLAGS) $(EXTRA_CFLAGS)
+LIB_SRC := $(wildcard userspace/lib/*.c)
+LIB_OBJ := $(patsubst userspace/lib/%.c,$(B)/userspace/lib/%.o,$(LIB_SRC))
+LIB_HDR := $(wildcard userspace/lib/*.h include/uapi/linux/netfilter/*.h)
+CLI_SRC := $(wildcard userspace/cli/*.c)
+CLI_OBJ := $(patsubst userspace/cli/%.c,$(B)/userspace/cli/%.o,$(CLI_SRC))
+XT_SRC := $(wildcard userspace/libxt_*.c)
+XT_SO := $(patsubst userspace/%.c,$(B)/xtables/%.so,$(XT_SRC))
+LIBNFG := $(B)/userspace/libnfguard.a
+
+userspace: $(LIBNFG) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
+
+$(B)/userspace/lib/%.o: userspace/lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -c -o $@ $<
+
+$(LIBNFG): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -c -o $@ $<
+
+$(B)/bin/nfguard: $(CLI_OBJ) $(LIBNFG)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CLI_OBJ) $(LIBNFG) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
+
+$(B)/xtables/%.so: userspace/%.c $(LIBNFG) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -shared -o $@ $< $(LIBNFG) $(LIBXTABLES_LIBS) $(LIBMNL_LIBS)
+
+# --- man pages ----------------------------------------------------------------
+
+MAN_FRAGS := $(sort $(wildcard man/*.man))
+man: $(B)/man/nfguard-extensions.8 $(if $(wildcard man/nfguard.8),$(B)/man/nfguard.8)
+
+$(B)/man/nfguard-extensions.8: man/nfguard-extensions.8.in $(MAN_FRAGS)
+	@mkdir -p $(@D)
+	./man/assemble.sh man/nfguard-extensions.8.in $(MAN_FRAGS) > $@
+
+$(B)/man/nfguard.8: man/nfguard.8
+	@mkdir -p $(@D)
+	cp $< $@
+
+# --- install ------------------------------------------------------------------
+
+.PHONY: install uninstall
+install: all
+	@for k in $(KABIS); do \
+		install -d $(DESTDIR)/lib/modules/$$k/updates/nfguard; \
+		install -m 0644 $(B)/kernel/$$k/*.ko $(DESTDIR)/lib/modules/$$k/updates/nfguard/; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $$k; fi; \
+	done
+	install -d $(DESTDIR)$(XTLIBDIR) $(DESTDIR)$(sbindir) $(DESTDIR)$(mandir)/man8
+	$(if $(XT_SO),install -m 0644 $(XT_SO) $(DESTDIR)$(XTLIBDIR)/)
+	$(if $(CLI_SRC),install -m 0755 $(B)/bin/nfguard $(DESTDIR)$(sbindir)/nfguard)
+	install -m 0644 $(wildcard $(B)/man/*.8) $(DESTDIR)$(mandir)/man8/
+
+uninstall:
+	@for k in $(KABIS); do \
+		rm -rf $(DESTDIR)/lib/modules/$$k/updates/nfguard; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a $$k; fi; \
+	done
+	rm -f $(addprefix $(DESTDIR)$(XTLIBDIR)/,$(notdir $(XT_SO)))
+	rm -f $(DESTDIR)$(sbindir)/nfguard $(DESTDIR)$(mandir)/man8/nfguard.8 $(DESTDIR)$(mandir)/man8/nfguard-extensions.8
+
+# --- tests ----------------------------------------------------------------------
+
+.PHONY: check check-unit check-vm check-selftest demo bench
+check: deps
+	$(MAKE) all
+	$(MAKE) check-unit
+	$(MAKE) check-selftest
+	$(MAKE) check-vm
+
+check-unit:
+	$(MAKE) -C tests/unit check
+	$(if $(wildcard tests/unit-user/Makefile),$(MAKE) -C tests/unit-user check)
+
+check-vm: all
+	./tests/vm/check.sh
+
+check-selftest:
+	./tests/vm/selftest.sh
+
+DEMO_KABI ?= $(lastword $(KABIS))
+demo: deps
+	$(MAKE) all
+	./tests/vm/run.sh -k $(DEMO_KABI) -t 600 tests/demo/demo.sh
+
+bench: all
+	./tests/bench/run.sh
+
+# --- packaging ------------------------------------------------------------------
+
+.PHONY: dist dkms clean distclean
+dist:
+	@mkdir -p $(B)
+	git archive --format=tar.gz --prefix=nfguard-$(NFG_VERSION)/ -o $(B)/nfguard-$(NFG_VERSION).tar.gz HEAD
+	@echo $(B)/nfguard-$(NFG_VERSION).tar.gz
+
+DKMS_DIR := $(DESTDIR)/usr/src/nfguard-$(NFG_VERSION)
+dkms:
+	install -d $(DKMS_DIR)
+	cp -r kernel include $(DKMS_DIR)/
+	sed 's/@VERSION@/$(NFG_VERSION)/' packaging/dkms.conf > $(DKMS_DIR)/dkms.conf
+	$(if $(DESTDIR),,dkms add -m nfguard -v $(NFG_VERSION) || true)
+
+clean:
+	rm -rf $(B)/kernel $(B)/userspace $(B)/xtables $(B)/bin $(B)/man
+	-$(MAKE) -C tests/unit clean
+
+distclean:
+	rm -rf build configure config.status config.log autom4te.cache aclocal.m4

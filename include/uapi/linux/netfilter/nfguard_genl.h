@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * nfguard generic netlink control plane: one family per extension.
+ * Shared by the kernel modules, the iptables plugins and libnfguard.
+ */
+#ifndef _UAPI_NFGUARD_GENL_H
+#define _UAPI_NFGUARD_GENL_H
+
+#include <linux/types.h>
+
+/* ---- rangeset ---------------------------------------------------------- */
+
+#define NFG_RANGESET_GENL_NAME		"nfguard_rangeset"
+#define NFG_RANGESET_GENL_VERSION	1
+#define NFG_RANGESET_DEFAULT_MAXELEM	1048576U
+
+/*
+ * Commands. Every command except LIST is a doit; LIST is a dump when no
+ * NFG_RS_A_NAME is given (one message per set, header only) and a dump of
+ * one set's ranges (many messages, each with an NFG_RS_A_ELEMS nest) when
+ * NFG_RS_A_NAME is given.
+ */
+enum nfg_rangeset_cmd {
+	NFG_RS_CMD_UNSPEC,
+	NFG_RS_CMD_CREATE,	/* NAME, FAMILY, [MAXELEM] */
+	NFG_RS_CMD_DESTROY,	/* NAME; -EBUSY when referenced by a rule */
+	NFG_RS_CMD_ADD,		/* NAME, ELEMS: merged; whole batch or nothing */
+	NFG_RS_CMD_DEL,		/* NAME, ELEMS: subtracted; whole batch or nothing */
+	NFG_RS_CMD_FLUSH,	/* NAME */
+	NFG_RS_CMD_TEST,	/* NAME, ELEMS with one ELEM -> reply with RESULT */
+	NFG_RS_CMD_SWAP,	/* NAME, NAME2: exchange contents (same family) */
+	NFG_RS_CMD_RENAME,	/* NAME, NAME2: new name; -EBUSY when referenced */
+	NFG_RS_CMD_LIST,	/* dump, see above; also a doit with NAME -> header */
+	__NFG_RS_CMD_MAX,
+};
+#define NFG_RS_CMD_MAX (__NFG_RS_CMD_MAX - 1)
+
+enum nfg_rangeset_attr {
+	NFG_RS_A_UNSPEC,
+	NFG_RS_A_NAME,		/* NUL-terminated string, < XT_RANGESET_MAXNAMELEN */
+	NFG_RS_A_NAME2,		/* string: the other set (swap) or the new name (rename) */
+	NFG_RS_A_FAMILY,	/* u8: NFPROTO_IPV4 or NFPROTO_IPV6 */
+	NFG_RS_A_MAXELEM,	/* u32: maximum number of ranges */
+	NFG_RS_A_COUNT,		/* u32: current number of ranges (reply) */
+	NFG_RS_A_REFS,		/* u32: rules referencing the set (reply) */
+	NFG_RS_A_LOOKUPS,	/* u64: packet lookups (reply, per-CPU sum) */
+	NFG_RS_A_HITS,		/* u64: lookups that found an address (reply) */
+	NFG_RS_A_ELEMS,		/* nest of NFG_RS_A_ELEM */
+	NFG_RS_A_ELEM,		/* nest of NFG_RS_E_* */
+	NFG_RS_A_PAD,
+	NFG_RS_A_MEMSIZE,	/* u64: bytes used by the set (reply) */
+	NFG_RS_A_RESULT,	/* u8: TEST reply, 1 = range fully inside the set, 0 = not */
+	__NFG_RS_A_MAX,
+};
+#define NFG_RS_A_MAX (__NFG_RS_A_MAX - 1)
+
+enum nfg_rangeset_elem_attr {
+	NFG_RS_E_UNSPEC,
+	NFG_RS_E_START,		/* binary, network byte order, 4 (ipv4) or 16 (ipv6) bytes */
+	NFG_RS_E_END,		/* same length as START; inclusive; START <= END */
+	__NFG_RS_E_MAX,
+};
+#define NFG_RS_E_MAX (__NFG_RS_E_MAX - 1)
+
+#endif /* _UAPI_NFGUARD_GENL_H */
