@@ -25,8 +25,11 @@ for f in "$here"/probes/HAVE_*.c; do
 done
 printf 'obj-m := %s\nccflags-y := -Wno-error -Wno-unused-variable\n' "$objs" > "$work/Kbuild"
 
-# Called from inside a Kbuild run: do not inherit its make state.
-env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u MAKEOVERRIDES \
+# Called from inside a Kbuild run: inherit none of its make state (kbuild
+# exports sub_make_done, KBUILD_EXTMOD, ... which would send the inner make
+# back to our own Kbuild).
+kdir=$(cd "$kdir" && pwd)
+env -i PATH="$PATH" HOME="${HOME:-/}" \
 	make -k -C "$kdir" M="$work" $objs >"$work/probe.log" 2>&1 || true
 
 mkdir -p "$(dirname "$out")"
