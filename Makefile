@@ -49,7 +49,8 @@ modules: $(foreach k,$(KABIS),$(B)/kernel/$(k)/.built)
 # One symlinked copy of kernel/ per kernel ABI, so builds don't collide.
 $(B)/kernel/%/.built: $(KSRC)
 	@mkdir -p $(@D)
-	@cp -rsf $(TOP)/kernel/. $(@D)/
+	@cd kernel && find . -path ./compat/gen -prune -o -type f -print | while read -r f; do \
+		mkdir -p "$(@D)/$${f%/*}" && ln -sfn "$(TOP)/kernel/$$f" "$(@D)/$$f"; done
 	$(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) modules
 	@touch $@
 

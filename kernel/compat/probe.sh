@@ -14,7 +14,7 @@ kdir=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/nfg-probe.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${NFG_PROBE_KEEP:-}" ] || rm -rf "$work"' EXIT
 
 objs=
 for f in "$here"/probes/HAVE_*.c; do
