@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard rangeset: named, per-netns set objects shared by the genetlink
+ * control plane (rangeset_nl.c) and the xt match (rangeset_mt.c).
+ */
+#ifndef _NFG_RANGESET_H
+#define _NFG_RANGESET_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/netfilter/xt_rangeset.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+
+#include "rangeset_core.h"
+
+struct net;
+
+/*
+ * A named set. Lifetime: refcounted. The netns list holds one reference
+ * while the set is linked, every xt rule using it holds one (and counts
+ * itself in @rules), and a running dump holds one. The last put frees the
+ * tree at once and the rest after an RCU grace period; it never touches
+ * the netns, so rules may be torn down after the netns is gone.
+ */
+struct nfg_rangeset {
+	struct list_head	list;	/* nfg_rs_net.sets, under its mutex */
+	char			name[XT_RANGESET_MAXNAMELEN]; /* ditto */
+	u8			family;	/* NFPROTO_IPV4 or NFPROTO_IPV6 */
+	refcount_t		ref;
+	atomic_t		rules;	/* xt rules referencing the set */
+	struct nfg_rs_core	core;
+	struct rcu_head		rcu;
+};
+
+/* rangeset_nl.c */
+struct nfg_rangeset *nfg_rs_rule_get(struct net *net, const char *name,
+				     u8 family);
+void nfg_rs_rule_put(struct nfg_rangeset *set);
+int nfg_rs_nl_init(void);
+void nfg_rs_nl_exit(void);
+
+#endif /* _NFG_RANGESET_H */

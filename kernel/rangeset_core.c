@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard rangeset: interval set core.
+ *
+ * Theory of operation
+ * -------------------
+ *
+ * A set is a list of disjoint, non-adjacent, inclusive ranges of addresses.
+ * Addresses are handled as 128-bit host-order keys (struct nfg_rs_key);
+ * IPv4 addresses live in the low 32 bits. Every set has two copies of its
+ * ranges, one for each side of the house:
+ *
+ *  - The control plane works on an rbtree of ranges (core->root), ordered
+ *    by start. Adding merges overlapping and adjacent ranges; deleting
+ *    trims, removes or splits ranges. The tree, its node count and maxelem
+ *    are guarded by a per-set rw_semaphore (core->lock): writers (add, del,
+ *    flush, swap) take it for writing, readers of the tree (test, taking a
+ *    snapshot of the array) for reading. The lock exists so that control
+ *    plane operations on one set see each other's results whole; it is
+ *    never taken on the packet path, so it cannot stall a lookup.
+ *
+ *  - The packet path searches an immutable sorted array (struct
+ *    nfg_rs_array) published with rcu_assign_pointer(). IPv4 sets store
+ *    u32 starts[] and ends[] (a binary search over starts[] touches few
+ *    cache lines), IPv6 sets 128-bit keys. A lookup is a binary search
+ *    under RCU: no lock, no atomic write; only per-CPU counters change.
+ *
+ * One request carries a batch of ranges. All of them are validated first,
+ * then applied to the tree one by one, and the array is rebuilt from the
+ * tree and published once. If the result would exceed maxelem, or an
+ * allocation fails, the tree is rebuilt from the array that is still
+ * published: it is exactly the state before the request. To make that
+ * rollback unable to fail, no node is freed while a request runs: nodes
+ * removed from the tree wait on a spare list (and are reused for new
+ * ranges), so the tree and the spare list together always hold at least
+ * as many nodes as the old array has ranges.
+ *
+ * Arrays are refcounted: the set holds one reference on its published
+ * array, and a listing holds another on the snapshot it walks, across as
+ * many netlink dump callbacks as it takes, without holding any lock. When
+ * the last reference goes, the array is freed after an RCU grace period
+ * (kvfree_rcu: large arrays come from kvmalloc), so a lookup that loaded
+ * the old pointer can finish its search.
+ *
+ * Swapping two sets exchanges their trees, counts, maxelem and array
+ * pointers under both sets' locks, taken in address order. Each lookup
+ * loads the array pointer once, so it sees either the old or the new
+ * contents, never a mix.
+ *
+ * Full-space edges: "+ 1" and "- 1" on keys are only done where the
+ * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
+ * 255.255.255.255 and ffff:...:ffff all work).
+ *
+ * This file is also compiled by the userspace unit harness (tests/unit)
+ * against a shim of the kernel headers it includes.
+ */
+#include "nfg_compat.h"
+
+#include <linux/kernel.h>
+#include <linux/errno.h>
+#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/percpu.h>
+#include <linux/rbtree.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/byteorder.h>
+
+#include "rangeset_core.h"
+
+/* Long control-plane loops give the CPU away this often. */
+#define NFG_RS_RESCHED_EVERY	1024
+
+struct nfg_rs_node {
+	struct rb_node		rb;
+	/* Spare list of the running request (nodes not in the tree). */
+	struct nfg_rs_node	*next;
+	struct nfg_rs_range	r;
+};
+
+/* State of one add/del request. */
+struct nfg_rs_update {
+	struct nfg_rs_core	*core;
+	struct nfg_rs_node	*spare;
+	bool			changed;
+};
+
+static int rs_key_cmp(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return 0;
+}
+
+static bool rs_key_le(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
+{
+	return a->hi < b->hi || (a->hi == b->hi && a->lo <= b->lo);
+}
+
+static bool rs_key_is_min(const struct nfg_rs_key *k)
+{
+	return !k->hi && !k->lo;
+}
+
+static bool rs_key_is_max(const struct nfg_rs_key *k, bool v6)
+{
+	if (v6)
+		return k->hi == U64_MAX && k->lo == U64_MAX;
+	return k->lo == U32_MAX;
+}
+
+/* Callers make sure the key is not the maximum. */
+static void rs_key_inc(struct nfg_rs_key *k)
+{
+	if (++k->lo == 0)
+		k->hi++;
+}
+
+/* Callers make sure the key is not zero. */
+static void rs_key_dec(struct nfg_rs_key *k)
+{
+	if (k->lo-- == 0)
+		k->hi--;
+}
+
+void nfg_rs_key_from_be(struct nfg_rs_key *key, const void *p, bool v6)
+{
+	__be32 w[4];
+
+	if (v6) {
+		memcpy(w, p, sizeof(w));
+		key->hi = (u64)be32_to_cpu(w[0]) << 32 | be32_to_cpu(w[1]);
+		key->lo = (u64)be32_to_cpu(w[2]) << 32 | be32_to_cpu(w[3]);
+	} else {
+		memcpy(w, p, sizeof(w[0]));
+		key->hi = 0;
+		key->lo = be32_to_cpu(w[0]);
+	}
+}
+
+void nfg_rs_key_to_be(void *p, const struct nfg_rs_key *key, bool v6)
+{
+	__be32 w[4];
+
+	if (v6) {
+		w[0] = cpu_to_be32(upper_32_bits(key->hi));
+		w[1] = cpu_to_be32(lower_32_bits(key->hi));
+		w[2] = cpu_to_be32(upper_32_bits(key->lo));
+		w[3] = cpu_to_be32(lower_32_bits(key->lo));
+		memcpy(p, w, sizeof(w));
+	} else {
+		w[0] = cpu_to_be32(lower_32_bits(key->lo));
+		memcpy(p, w, sizeof(w[0]));
+	}
+}
+
+bool nfg_rs_range_valid(const struct nfg_rs_range *r, bool v6)
+{
+	if (!v6 && (r->start.hi || r->end.hi ||
+		    r->start.lo > U32_MAX || r->end.lo > U32_MAX))
+		return false;
+	return rs_key_le(&r->start, &r->end);
+}
+
+/* ---- packet-path array ------------------------------------------------ */
+
+static u32 *rs_starts4(struct nfg_rs_array *arr)
+{
+	return (u32 *)arr->data;
+}
+
+static u32 *rs_ends4(struct nfg_rs_array *arr)
+{
+	return (u32 *)arr->data + arr->count;
+}
+
+static struct nfg_rs_key *rs_starts6(struct nfg_rs_array *arr)
+{
+	return (struct nfg_rs_key *)arr->data;
+}
+
+static struct nfg_rs_key *rs_ends6(struct nfg_rs_array *arr)
+{
+	return (struct nfg_rs_key *)arr->data + arr->count;
+}
+
+/* The lookups only read; casting const away keeps one set of accessors. */
+#define rs_cstarts4(a)	((const u32 *)rs_starts4((struct nfg_rs_array *)(a)))
+#define rs_cends4(a)	((const u32 *)rs_ends4((struct nfg_rs_array *)(a)))
+#define rs_cstarts6(a)	((const struct nfg_rs_key *)rs_starts6((struct nfg_rs_array *)(a)))
+#define rs_cends6(a)	((const struct nfg_rs_key *)rs_ends6((struct nfg_rs_array *)(a)))
+
+static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
+{
+	size_t esz = v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
+	struct nfg_rs_array *arr;
+	size_t size;
+
+	size = size_add(sizeof(*arr), array3_size(2, esz, count));
+	arr = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!arr)
+		return NULL;
+	refcount_set(&arr->ref, 1);
+	arr->count = count;
+	arr->v6 = v6;
+	arr->memsize = size;
+	return arr;
+}
+
+void nfg_rs_array_put(struct nfg_rs_array *arr)
+{
+	if (arr && refcount_dec_and_test(&arr->ref))
+		kvfree_rcu(arr, rcu);
+}
+
+void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
+			struct nfg_rs_range *r)
+{
+	if (arr->v6) {
+		r->start = rs_cstarts6(arr)[i];
+		r->end = rs_cends6(arr)[i];
+	} else {
+		r->start.hi = 0;
+		r->start.lo = rs_cstarts4(arr)[i];
+		r->end.hi = 0;
+		r->end.lo = rs_cends4(arr)[i];
+	}
+}
+
+/*
+ * Binary search for the last range whose start is <= the address, then
+ * check its end. The loop keeps the candidate window [base, base + n):
+ * everything before base starts at or below the address, so the answer
+ * is never left of base. No early exit, so the loop runs log2(count)
+ * times and the compiler can make the step branch-free.
+ */
+bool nfg_rs_array_lookup4(const struct nfg_rs_array *arr, u32 addr)
+{
+	const u32 *start, *base;
+	u32 n, half;
+
+	if (!arr || !arr->count)
+		return false;
+	start = rs_cstarts4(arr);
+	base = start;
+	n = arr->count;
+	while (n > 1) {
+		half = n / 2;
+		if (base[half] <= addr)
+			base += half;
+		n -= half;
+	}
+	return *base <= addr && addr <= rs_cends4(arr)[base - start];
+}
+
+bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
+			  const struct nfg_rs_key *key)
+{
+	const struct nfg_rs_key *start, *base;
+	u32 n, half;
+
+	if (!arr || !arr->count)
+		return false;
+	start = rs_cstarts6(arr);
+	base = start;
+	n = arr->count;
+	while (n > 1) {
+		half = n / 2;
+		if (rs_key_le(&base[half], key))
+			base += half;
+		n -= half;
+	}
+	return rs_key_le(base, key) && rs_key_le(key, &rs_cends6(arr)[base - start]);
+}
+
+bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr)
+{
+	bool hit;
+
+	rcu_read_lock();
+	hit = nfg_rs_array_lookup4(rcu_dereference(core->arr), addr);
+	rcu_read_unlock();
+
+	this_cpu_inc(core->stats->lookups);
+	if (hit)
+		this_cpu_inc(core->stats->hits);
+	return hit;
+}
+
+bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key)
+{
+	bool hit;
+
+	rcu_read_lock();
+	hit = nfg_rs_array_lookup6(rcu_dereference(core->arr), key);
+	rcu_read_unlock();
+
+	this_cpu_inc(core->stats->lookups);
+	if (hit)
+		this_cpu_inc(core->stats->hits);
+	return hit;
+}
+
+/* ---- control-plane tree ----------------------------------------------- */
+
+static struct nfg_rs_node *rs_node(struct rb_node *rb)
+{
+	return rb ? rb_entry(rb, struct nfg_rs_node, rb) : NULL;
+}
+
+/* First range whose end is >= key (ends ascend like starts). */
+static struct nfg_rs_node *rs_first_end_ge(const struct rb_root *root,
+					   const struct nfg_rs_key *key)
+{
+	struct rb_node *rb = root->rb_node;
+	struct nfg_rs_node *best = NULL;
+
+	while (rb) {
+		struct nfg_rs_node *n = rs_node(rb);
+
+		if (rs_key_le(key, &n->r.end)) {
+			best = n;
+			rb = rb->rb_left;
+		} else {
+			rb = rb->rb_right;
+		}
+	}
+	return best;
+}
+
+static void rs_insert(struct rb_root *root, struct nfg_rs_node *new)
+{
+	struct rb_node **link = &root->rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (rs_key_cmp(&new->r.start, &rs_node(parent)->r.start) < 0)
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&new->rb, parent, link);
+	rb_insert_color(&new->rb, root);
+}
+
+static void rs_tree_free(struct rb_root *root)
+{
+	struct nfg_rs_node *n, *tmp;
+	unsigned int i = 0;
+
+	rbtree_postorder_for_each_entry_safe(n, tmp, root, rb) {
+		kfree(n);
+		if (++i % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	*root = RB_ROOT;
+}
+
+static struct nfg_rs_node *rs_node_alloc(struct nfg_rs_update *u)
+{
+	struct nfg_rs_node *n = u->spare;
+
+	if (n) {
+		u->spare = n->next;
+		return n;
+	}
+	return kmalloc(sizeof(*n), GFP_KERNEL_ACCOUNT);
+}
+
+/* Take a node out of the tree; it is freed when the request ends. */
+static void rs_node_drop(struct nfg_rs_update *u, struct nfg_rs_node *n)
+{
+	rb_erase(&n->rb, &u->core->root);
+	u->core->count--;
+	n->next = u->spare;
+	u->spare = n;
+}
+
+static void rs_spare_free(struct nfg_rs_update *u)
+{
+	struct nfg_rs_node *n;
+
+	while ((n = u->spare)) {
+		u->spare = n->next;
+		kfree(n);
+	}
+}
+
+static int rs_add(struct nfg_rs_update *u, const struct nfg_rs_range *r)
+{
+	struct nfg_rs_core *core = u->core;
+	struct nfg_rs_key lo = r->start, hi = r->end;
+	struct nfg_rs_node *n, *next;
+
+	/* [lo, hi] is r widened by one on each side: adjacent ranges merge. */
+	if (!rs_key_is_min(&lo))
+		rs_key_dec(&lo);
+	if (!rs_key_is_max(&hi, core->v6))
+		rs_key_inc(&hi);
+
+	n = rs_first_end_ge(&core->root, &lo);
+	if (!n || rs_key_cmp(&n->r.start, &hi) > 0) {
+		/* Touches nothing: a range of its own. */
+		n = rs_node_alloc(u);
+		if (!n)
+			return -ENOMEM;
+		n->r = *r;
+		rs_insert(&core->root, n);
+		core->count++;
+		u->changed = true;
+		return 0;
+	}
+
+	if (rs_key_le(&n->r.start, &r->start) && rs_key_le(&r->end, &n->r.end))
+		return 0;	/* already covered */
+
+	/*
+	 * n is the first range ending at or after lo, so the range before it
+	 * ends below lo: lowering n's start keeps the tree ordered and the
+	 * ranges non-adjacent.
+	 */
+	if (rs_key_cmp(&r->start, &n->r.start) < 0)
+		n->r.start = r->start;
+	if (rs_key_cmp(&r->end, &n->r.end) > 0)
+		n->r.end = r->end;
+	/* Swallow the following ranges that start at or before hi. */
+	while ((next = rs_node(rb_next(&n->rb))) &&
+	       rs_key_le(&next->r.start, &hi)) {
+		if (rs_key_cmp(&next->r.end, &n->r.end) > 0)
+			n->r.end = next->r.end;
+		rs_node_drop(u, next);
+	}
+	u->changed = true;
+	return 0;
+}
+
+static int rs_del(struct nfg_rs_update *u, const struct nfg_rs_range *r)
+{
+	struct nfg_rs_core *core = u->core;
+	struct nfg_rs_node *n, *next, *tail_node;
+	bool head, tail;
+
+	n = rs_first_end_ge(&core->root, &r->start);
+	while (n && rs_key_le(&n->r.start, &r->end)) {
+		next = rs_node(rb_next(&n->rb));
+		/* head: part of n below r survives; tail: part above r. */
+		head = rs_key_cmp(&n->r.start, &r->start) < 0;
+		tail = rs_key_cmp(&n->r.end, &r->end) > 0;
+
+		if (head && tail) {
+			/* Split. r->start > n's start >= 0 and r->end < max. */
+			tail_node = rs_node_alloc(u);
+			if (!tail_node)
+				return -ENOMEM;
+			tail_node->r.start = r->end;
+			rs_key_inc(&tail_node->r.start);
+			tail_node->r.end = n->r.end;
+			n->r.end = r->start;
+			rs_key_dec(&n->r.end);
+			rs_insert(&core->root, tail_node);
+			core->count++;
+		} else if (head) {
+			n->r.end = r->start;
+			rs_key_dec(&n->r.end);
+		} else if (tail) {
+			n->r.start = r->end;
+			rs_key_inc(&n->r.start);
+		} else {
+			rs_node_drop(u, n);
+		}
+		u->changed = true;
+		n = next;
+	}
+	return 0;
+}
+
+static void rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root)
+{
+	struct rb_node *rb;
+	u32 i = 0;
+
+	for (rb = rb_first(root); rb; rb = rb_next(rb), i++) {
+		const struct nfg_rs_node *n = rs_node(rb);
+
+		if (arr->v6) {
+			rs_starts6(arr)[i] = n->r.start;
+			rs_ends6(arr)[i] = n->r.end;
+		} else {
+			rs_starts4(arr)[i] = lower_32_bits(n->r.start.lo);
+			rs_ends4(arr)[i] = lower_32_bits(n->r.end.lo);
+		}
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+}
+
+/* Rebuild the packet-path array from the tree and publish it. */
+static int rs_publish(struct nfg_rs_core *core)
+{
+	struct nfg_rs_array *new = NULL, *old;
+
+	if (core->count) {
+		new = rs_array_alloc(core->count, core->v6);
+		if (!new)
+			return -ENOMEM;
+		rs_array_fill(new, &core->root);
+	}
+	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	rcu_assign_pointer(core->arr, new);
+	nfg_rs_array_put(old);
+	return 0;
+}
+
+/*
+ * Put the tree back into the state of the published array, reusing the
+ * nodes of the tree and of the spare list: there are at least as many of
+ * them as the array has ranges (see the top of this file), so this cannot
+ * fail. Ranges come in ascending order, so each one becomes the right
+ * child of the previous (the maximum of a tree has no right child).
+ */
+static void rs_rollback(struct nfg_rs_update *u)
+{
+	struct nfg_rs_core *core = u->core;
+	const struct nfg_rs_array *arr;
+	struct rb_node **link, *parent = NULL;
+	struct nfg_rs_node *n, *tmp;
+	u32 i, count;
+
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	count = arr ? arr->count : 0;
+
+	rbtree_postorder_for_each_entry_safe(n, tmp, &core->root, rb) {
+		n->next = u->spare;
+		u->spare = n;
+	}
+	core->root = RB_ROOT;
+	core->count = 0;
+
+	link = &core->root.rb_node;
+	for (i = 0; i < count; i++) {
+		n = u->spare;
+		if (WARN_ON_ONCE(!n))
+			break;
+		u->spare = n->next;
+		nfg_rs_array_range(arr, i, &n->r);
+		rb_link_node(&n->rb, parent, link);
+		rb_insert_color(&n->rb, &core->root);
+		parent = &n->rb;
+		link = &n->rb.rb_right;
+		core->count++;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+}
+
+/**
+ * nfg_rs_core_update - add or delete a batch of ranges
+ * @core: the set
+ * @r: ranges, each START <= END (and within 32 bits for IPv4 sets)
+ * @n: number of ranges
+ * @op: NFG_RS_OP_ADD merges, NFG_RS_OP_DEL subtracts
+ *
+ * Whole batch or nothing: on error the set is unchanged.
+ *
+ * Return: 0, -EINVAL (an invalid range; nothing was looked at), -ENOSPC
+ * (the result would hold more than maxelem ranges) or -ENOMEM.
+ */
+int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+		       unsigned int n, enum nfg_rs_op op)
+{
+	struct nfg_rs_update u = { .core = core };
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < n; i++)
+		if (!nfg_rs_range_valid(&r[i], core->v6))
+			return -EINVAL;
+
+	down_write(&core->lock);
+	for (i = 0; i < n && !err; i++) {
+		if (op == NFG_RS_OP_ADD)
+			err = rs_add(&u, &r[i]);
+		else
+			err = rs_del(&u, &r[i]);
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	if (!err && u.changed) {
+		if (core->count > core->maxelem)
+			err = -ENOSPC;
+		else
+			err = rs_publish(core);
+	}
+	if (err && u.changed)
+		rs_rollback(&u);
+	rs_spare_free(&u);
+	up_write(&core->lock);
+	return err;
+}
+
+void nfg_rs_core_flush(struct nfg_rs_core *core)
+{
+	struct nfg_rs_array *old;
+	struct rb_root root;
+
+	down_write(&core->lock);
+	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	RCU_INIT_POINTER(core->arr, NULL);
+	root = core->root;
+	core->root = RB_ROOT;
+	core->count = 0;
+	up_write(&core->lock);
+
+	rs_tree_free(&root);
+	nfg_rs_array_put(old);
+}
+
+/* True if the whole range @r is in the set. */
+bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
+{
+	const struct nfg_rs_node *n;
+	bool hit;
+
+	if (!nfg_rs_range_valid(r, core->v6))
+		return false;
+
+	down_read(&core->lock);
+	n = rs_first_end_ge(&core->root, &r->start);
+	hit = n && rs_key_le(&n->r.start, &r->start) &&
+	      rs_key_le(&r->end, &n->r.end);
+	up_read(&core->lock);
+	return hit;
+}
+
+/* Exchange the contents (ranges and maxelem) of two sets of one family. */
+int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
+{
+	struct nfg_rs_array *arr_a, *arr_b;
+	u32 maxelem;
+
+	if (a->v6 != b->v6)
+		return -EINVAL;
+	if (a == b)
+		return 0;
+	/* Lock order: lower address first. */
+	if (a > b)
+		swap(a, b);
+
+	down_write(&a->lock);
+	down_write_nested(&b->lock, SINGLE_DEPTH_NESTING);
+
+	arr_a = rcu_dereference_protected(a->arr, lockdep_is_held(&a->lock));
+	arr_b = rcu_dereference_protected(b->arr, lockdep_is_held(&b->lock));
+	rcu_assign_pointer(a->arr, arr_b);
+	rcu_assign_pointer(b->arr, arr_a);
+
+	swap(a->root, b->root);
+	swap(a->count, b->count);
+	maxelem = a->maxelem;
+	WRITE_ONCE(a->maxelem, b->maxelem);
+	WRITE_ONCE(b->maxelem, maxelem);
+
+	up_write(&b->lock);
+	up_write(&a->lock);
+	return 0;
+}
+
+/*
+ * Take a reference on the published array (NULL for an empty set), and
+ * the maxelem that goes with it. Release with nfg_rs_array_put().
+ */
+struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
+					  u32 *maxelem)
+{
+	struct nfg_rs_array *arr;
+
+	down_read(&core->lock);
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	if (arr)
+		refcount_inc(&arr->ref);
+	if (maxelem)
+		*maxelem = core->maxelem;
+	up_read(&core->lock);
+	return arr;
+}
+
+/* Lockless summary for listings: counts from the published array. */
+void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
+{
+	const struct nfg_rs_array *arr;
+	int cpu;
+
+	memset(info, 0, sizeof(*info));
+	rcu_read_lock();
+	arr = rcu_dereference(core->arr);
+	if (arr) {
+		info->count = arr->count;
+		info->memsize = arr->memsize;
+	}
+	rcu_read_unlock();
+	info->maxelem = READ_ONCE(core->maxelem);
+	info->memsize += (u64)info->count * sizeof(struct nfg_rs_node);
+
+	for_each_possible_cpu(cpu) {
+		const struct nfg_rs_stats *s = per_cpu_ptr(core->stats, cpu);
+
+		info->lookups += READ_ONCE(s->lookups);
+		info->hits += READ_ONCE(s->hits);
+	}
+}
+
+int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
+{
+	core->stats = alloc_percpu_gfp(struct nfg_rs_stats, GFP_KERNEL_ACCOUNT);
+	if (!core->stats)
+		return -ENOMEM;
+	init_rwsem(&core->lock);
+	core->root = RB_ROOT;
+	core->count = 0;
+	core->maxelem = maxelem;
+	core->v6 = v6;
+	RCU_INIT_POINTER(core->arr, NULL);
+	return 0;
+}
+
+/*
+ * Free the tree and drop the set's array reference (the array itself goes
+ * after a grace period). Process context; the caller holds the last
+ * reference to the set.
+ */
+void nfg_rs_core_release(struct nfg_rs_core *core)
+{
+	rs_tree_free(&core->root);
+	core->count = 0;
+	nfg_rs_array_put(rcu_dereference_protected(core->arr, 1));
+	RCU_INIT_POINTER(core->arr, NULL);
+}
+
+/* Free what a lookup may still touch; after a grace period. */
+void nfg_rs_core_free(struct nfg_rs_core *core)
+{
+	free_percpu(core->stats);
+	core->stats = NULL;
+}

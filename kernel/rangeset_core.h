@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard rangeset: interval set core (see the theory of operation at the
+ * top of rangeset_core.c). This header is also compiled by the userspace
+ * unit harness in tests/unit against a thin shim of kernel headers.
+ */
+#ifndef _NFG_RANGESET_CORE_H
+#define _NFG_RANGESET_CORE_H
+
+#include <linux/types.h>
+#include <linux/percpu.h>
+#include <linux/rbtree.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/rwsem.h>
+
+/* Largest maxelem a set may be created with (inclusive). */
+#define NFG_RS_MAXELEM_LIMIT	(1U << 24)
+
+/*
+ * An address as a 128-bit host-order key: IPv6 as (hi, lo) 64-bit halves,
+ * IPv4 in the low 32 bits of lo with hi == 0.
+ */
+struct nfg_rs_key {
+	u64	hi;
+	u64	lo;
+};
+
+/* An inclusive range [start, end]. */
+struct nfg_rs_range {
+	struct nfg_rs_key	start;
+	struct nfg_rs_key	end;
+};
+
+/*
+ * Immutable sorted array of disjoint, non-adjacent ranges: what the packet
+ * path searches. Layout of data[]: IPv4: u32 starts[count], u32 ends[count];
+ * IPv6: struct nfg_rs_key starts[count], ends[count].
+ */
+struct nfg_rs_array {
+	struct rcu_head	rcu;
+	refcount_t	ref;
+	u32		count;
+	bool		v6;
+	size_t		memsize;
+	u64		data[];
+};
+
+struct nfg_rs_stats {
+	u64	lookups;
+	u64	hits;
+};
+
+struct nfg_rs_core {
+	/*
+	 * Control plane only (never taken on the packet path): serialises
+	 * writers (add/del/flush/swap) against each other and against readers
+	 * of the tree (test, taking a snapshot). It protects root, count,
+	 * maxelem and the publishing of arr.
+	 */
+	struct rw_semaphore		lock;
+	struct rb_root			root;
+	u32				count;
+	u32				maxelem;
+	bool				v6;
+	/* Packet path: read under RCU only. NULL when the set is empty. */
+	struct nfg_rs_array __rcu	*arr;
+	struct nfg_rs_stats __percpu	*stats;
+};
+
+struct nfg_rs_core_info {
+	u32	count;
+	u32	maxelem;
+	u64	memsize;
+	u64	lookups;
+	u64	hits;
+};
+
+enum nfg_rs_op {
+	NFG_RS_OP_ADD,
+	NFG_RS_OP_DEL,
+};
+
+/* Address <-> key conversion; p is 4 (IPv4) or 16 (IPv6) bytes, network order. */
+void nfg_rs_key_from_be(struct nfg_rs_key *key, const void *p, bool v6);
+void nfg_rs_key_to_be(void *p, const struct nfg_rs_key *key, bool v6);
+bool nfg_rs_range_valid(const struct nfg_rs_range *r, bool v6);
+
+int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem);
+void nfg_rs_core_release(struct nfg_rs_core *core);
+void nfg_rs_core_free(struct nfg_rs_core *core);
+
+int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+		       unsigned int n, enum nfg_rs_op op);
+void nfg_rs_core_flush(struct nfg_rs_core *core);
+bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r);
+int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b);
+void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info);
+
+struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
+					  u32 *maxelem);
+void nfg_rs_array_put(struct nfg_rs_array *arr);
+void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
+			struct nfg_rs_range *r);
+
+bool nfg_rs_array_lookup4(const struct nfg_rs_array *arr, u32 addr);
+bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
+			  const struct nfg_rs_key *key);
+
+/* Packet path: RCU lookup plus per-CPU counters. */
+bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr);
+bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key);
+
+#endif /* _NFG_RANGESET_CORE_H */

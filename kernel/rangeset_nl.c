@@ -1,0 +1,977 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard rangeset: per-netns named sets and the "nfguard_rangeset"
+ * generic netlink family (see HACKING.md, "rangeset contract").
+ *
+ * Locking: every netns has a mutex protecting its list of sets and their
+ * names; it is control plane only. Commands find a set by name under it
+ * and take a reference, then drop the mutex and work under the set's own
+ * lock (rangeset_core.c), so a long update of one set holds up nobody
+ * else. A dump of one set holds a reference on the set and on a snapshot
+ * of its array between callbacks, and no lock at all.
+ */
+#include "nfg_compat.h"
+
+#include <linux/kernel.h>
+#include <linux/err.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+#include <net/netns/generic.h>
+#include <net/sock.h>
+#include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_rangeset.h>
+
+#include "rangeset.h"
+
+#define NFG_RS_PROC_NAME	"nfguard_rangeset"
+/* Ranges per LIST dump message (fewer when the message fills up). */
+#define NFG_RS_DUMP_ELEMS	256
+
+struct nfg_rs_net {
+	struct mutex		lock;	/* sets, the sets' names, gen */
+	struct list_head	sets;
+	u32			gen;	/* bumped when the list changes */
+};
+
+static unsigned int nfg_rs_net_id __read_mostly;
+static struct genl_family nfg_rs_genl_family;
+
+static struct nfg_rs_net *nfg_rs_pernet(const struct net *net)
+{
+	return net_generic(net, nfg_rs_net_id);
+}
+
+static void nfg_rs_gen_bump(struct nfg_rs_net *nn)
+{
+	/* 0 would disable the dump consistency check */
+	if (++nn->gen == 0)
+		nn->gen = 1;
+}
+
+/* ---- set objects ------------------------------------------------------ */
+
+static void nfg_rs_free_rcu(struct rcu_head *head)
+{
+	struct nfg_rangeset *set = container_of(head, struct nfg_rangeset, rcu);
+
+	nfg_rs_core_free(&set->core);
+	kfree(set);
+}
+
+/* Process context: the last put frees the tree (it may reschedule). */
+static void nfg_rs_put(struct nfg_rangeset *set)
+{
+	if (!refcount_dec_and_test(&set->ref))
+		return;
+	nfg_rs_core_release(&set->core);
+	call_rcu(&set->rcu, nfg_rs_free_rcu);
+}
+
+static struct nfg_rangeset *nfg_rs_find(struct nfg_rs_net *nn, const char *name)
+{
+	struct nfg_rangeset *set;
+
+	lockdep_assert_held(&nn->lock);
+	list_for_each_entry(set, &nn->sets, list)
+		if (!strcmp(set->name, name))
+			return set;
+	return NULL;
+}
+
+/* Find a set by name and take a reference; NULL if there is none. */
+static struct nfg_rangeset *nfg_rs_get(struct net *net, const char *name)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(net);
+	struct nfg_rangeset *set;
+
+	mutex_lock(&nn->lock);
+	set = nfg_rs_find(nn, name);
+	if (set)
+		refcount_inc(&set->ref);
+	mutex_unlock(&nn->lock);
+	return set;
+}
+
+/**
+ * nfg_rs_rule_get - reference a set for an xt rule
+ * @net: the rule's netns
+ * @name: set name
+ * @family: the rule's family (NFPROTO_IPV4 or NFPROTO_IPV6)
+ *
+ * Return: the set, ERR_PTR(-ENOENT) if there is no such set, or
+ * ERR_PTR(-EINVAL) if the set is of the other family.
+ */
+struct nfg_rangeset *nfg_rs_rule_get(struct net *net, const char *name,
+				     u8 family)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(net);
+	struct nfg_rangeset *set;
+
+	mutex_lock(&nn->lock);
+	set = nfg_rs_find(nn, name);
+	if (!set) {
+		set = ERR_PTR(-ENOENT);
+	} else if (set->family != family) {
+		set = ERR_PTR(-EINVAL);
+	} else {
+		/* Under the mutex: DESTROY/RENAME test @rules under it too. */
+		refcount_inc(&set->ref);
+		atomic_inc(&set->rules);
+	}
+	mutex_unlock(&nn->lock);
+	return set;
+}
+
+/* Does not touch the netns: may run after the netns has been dismantled. */
+void nfg_rs_rule_put(struct nfg_rangeset *set)
+{
+	atomic_dec(&set->rules);
+	nfg_rs_put(set);
+}
+
+/* ---- attribute helpers ------------------------------------------------ */
+
+static const char *nfg_rs_attr_name(struct genl_info *info, int type)
+{
+	const struct nlattr *attr = info->attrs[type];
+
+	if (!attr) {
+		if (type == NFG_RS_A_NAME)
+			NL_SET_ERR_MSG(info->extack, "set name missing");
+		else
+			NL_SET_ERR_MSG(info->extack, "second set name missing");
+		NL_SET_ERR_ATTR_MISS(info->extack, NULL, type);
+		return NULL;
+	}
+	/* The policy guarantees a NUL within XT_RANGESET_MAXNAMELEN bytes. */
+	if (!*(const char *)nla_data(attr)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "empty set name");
+		return NULL;
+	}
+	return nla_data(attr);
+}
+
+/* Look up NFG_RS_A_NAME and take a reference, or set extack. */
+static struct nfg_rangeset *nfg_rs_get_attr(struct genl_info *info)
+{
+	struct nfg_rangeset *set;
+	const char *name;
+
+	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
+	if (!name)
+		return ERR_PTR(-EINVAL);
+	set = nfg_rs_get(genl_info_net(info), name);
+	if (!set) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NFG_RS_A_NAME],
+				    "no set with this name");
+		return ERR_PTR(-ENOENT);
+	}
+	return set;
+}
+
+static const struct nla_policy nfg_rs_elem_policy[NFG_RS_E_MAX + 1] = {
+	[NFG_RS_E_START]	= NLA_POLICY_RANGE(NLA_BINARY, sizeof(__be32),
+						   sizeof(struct in6_addr)),
+	[NFG_RS_E_END]		= NLA_POLICY_RANGE(NLA_BINARY, sizeof(__be32),
+						   sizeof(struct in6_addr)),
+};
+
+/*
+ * Validate every element of an ELEMS nest and convert it to a host-order
+ * range. Nothing is applied here: a bad element anywhere fails the whole
+ * request before the set is touched.
+ */
+static int nfg_rs_parse_elems(const struct nlattr *elems, bool v6,
+			      struct nfg_rs_range **out, unsigned int *n,
+			      struct netlink_ext_ack *extack)
+{
+	unsigned int alen = v6 ? sizeof(struct in6_addr) : sizeof(__be32);
+	struct nlattr *tb[NFG_RS_E_MAX + 1];
+	unsigned int count = 0, i = 0;
+	const struct nlattr *elem;
+	struct nfg_rs_range *r;
+	int rem, err;
+
+	*out = NULL;
+	*n = 0;
+	nla_for_each_nested(elem, elems, rem)
+		count++;
+	if (!count)
+		return 0;
+
+	r = kvmalloc_array(count, sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r) {
+		NL_SET_ERR_MSG(extack, "out of memory for the elements");
+		return -ENOMEM;
+	}
+
+	nla_for_each_nested(elem, elems, rem) {
+		err = nla_parse_nested(tb, NFG_RS_E_MAX, elem,
+				       nfg_rs_elem_policy, extack);
+		if (err)
+			goto err_free;
+		err = -EINVAL;
+		if (!tb[NFG_RS_E_START] || !tb[NFG_RS_E_END]) {
+			NL_SET_ERR_MSG_ATTR(extack, elem,
+					    "element needs a start and an end address");
+			goto err_free;
+		}
+		if (nla_len(tb[NFG_RS_E_START]) != alen ||
+		    nla_len(tb[NFG_RS_E_END]) != alen) {
+			if (v6)
+				NL_SET_ERR_MSG_ATTR(extack, elem,
+						    "address of the wrong family: this is an ipv6 set");
+			else
+				NL_SET_ERR_MSG_ATTR(extack, elem,
+						    "address of the wrong family: this is an ipv4 set");
+			goto err_free;
+		}
+		nfg_rs_key_from_be(&r[i].start, nla_data(tb[NFG_RS_E_START]), v6);
+		nfg_rs_key_from_be(&r[i].end, nla_data(tb[NFG_RS_E_END]), v6);
+		if (!nfg_rs_range_valid(&r[i], v6)) {
+			NL_SET_ERR_MSG_ATTR(extack, elem,
+					    "range start is greater than its end");
+			goto err_free;
+		}
+		i++;
+	}
+	*out = r;
+	*n = i;
+	return 0;
+
+err_free:
+	kvfree(r);
+	return err;
+}
+
+/* ---- replies ---------------------------------------------------------- */
+
+static int nfg_rs_fill_header(struct sk_buff *skb, u32 portid, u32 seq,
+			      int flags, const char *name,
+			      const struct nfg_rangeset *set,
+			      const struct nfg_rs_core_info *ci,
+			      struct netlink_callback *cb)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &nfg_rs_genl_family, flags,
+			  NFG_RS_CMD_LIST);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+
+	if (nla_put_string(skb, NFG_RS_A_NAME, name) ||
+	    nla_put_u8(skb, NFG_RS_A_FAMILY, set->family) ||
+	    nla_put_u32(skb, NFG_RS_A_MAXELEM, ci->maxelem) ||
+	    nla_put_u32(skb, NFG_RS_A_COUNT, ci->count) ||
+	    nla_put_u32(skb, NFG_RS_A_REFS, atomic_read(&set->rules)) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_LOOKUPS, ci->lookups, NFG_RS_A_PAD) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_HITS, ci->hits, NFG_RS_A_PAD) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_MEMSIZE, ci->memsize, NFG_RS_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* ---- commands --------------------------------------------------------- */
+
+static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(genl_info_net(info));
+	struct netlink_ext_ack *extack = info->extack;
+	u32 maxelem = NFG_RANGESET_DEFAULT_MAXELEM;
+	struct nfg_rangeset *set;
+	const struct nlattr *attr;
+	const char *name;
+	u8 family;
+	int err;
+
+	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
+	if (!name)
+		return -EINVAL;
+
+	attr = info->attrs[NFG_RS_A_FAMILY];
+	if (!attr) {
+		NL_SET_ERR_MSG(extack, "address family missing");
+		NL_SET_ERR_ATTR_MISS(extack, NULL, NFG_RS_A_FAMILY);
+		return -EINVAL;
+	}
+	family = nla_get_u8(attr);
+	if (family != NFPROTO_IPV4 && family != NFPROTO_IPV6) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "family must be ipv4 or ipv6");
+		return -EINVAL;
+	}
+
+	attr = info->attrs[NFG_RS_A_MAXELEM];
+	if (attr) {
+		maxelem = nla_get_u32(attr);
+		if (!maxelem || maxelem > NFG_RS_MAXELEM_LIMIT) {
+			NL_SET_ERR_MSG_ATTR(extack, attr,
+					    "maxelem must be between 1 and 16777216");
+			return -EINVAL;
+		}
+	}
+
+	set = kzalloc(sizeof(*set), GFP_KERNEL_ACCOUNT);
+	if (!set) {
+		NL_SET_ERR_MSG(extack, "out of memory");
+		return -ENOMEM;
+	}
+	err = nfg_rs_core_init(&set->core, family == NFPROTO_IPV6, maxelem);
+	if (err) {
+		kfree(set);
+		NL_SET_ERR_MSG(extack, "out of memory");
+		return err;
+	}
+	strscpy(set->name, name, sizeof(set->name));
+	set->family = family;
+	refcount_set(&set->ref, 1);
+	atomic_set(&set->rules, 0);
+
+	mutex_lock(&nn->lock);
+	if (nfg_rs_find(nn, name)) {
+		mutex_unlock(&nn->lock);
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[NFG_RS_A_NAME],
+				    "a set with this name already exists");
+		nfg_rs_put(set);
+		return -EEXIST;
+	}
+	list_add_tail(&set->list, &nn->sets);
+	nfg_rs_gen_bump(nn);
+	mutex_unlock(&nn->lock);
+	return 0;
+}
+
+static int nfg_rs_cmd_destroy(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(genl_info_net(info));
+	const struct nlattr *attr = info->attrs[NFG_RS_A_NAME];
+	struct nfg_rangeset *set;
+	const char *name;
+
+	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
+	if (!name)
+		return -EINVAL;
+
+	mutex_lock(&nn->lock);
+	set = nfg_rs_find(nn, name);
+	if (!set) {
+		mutex_unlock(&nn->lock);
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no set with this name");
+		return -ENOENT;
+	}
+	if (atomic_read(&set->rules)) {
+		mutex_unlock(&nn->lock);
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "set is in use by a firewall rule");
+		return -EBUSY;
+	}
+	list_del(&set->list);
+	nfg_rs_gen_bump(nn);
+	mutex_unlock(&nn->lock);
+
+	nfg_rs_put(set);
+	return 0;
+}
+
+static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
+{
+	enum nfg_rs_op op = info->genlhdr->cmd == NFG_RS_CMD_ADD ?
+			    NFG_RS_OP_ADD : NFG_RS_OP_DEL;
+	struct netlink_ext_ack *extack = info->extack;
+	struct nfg_rs_range *r;
+	struct nfg_rangeset *set;
+	unsigned int n;
+	int err;
+
+	set = nfg_rs_get_attr(info);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
+
+	if (!info->attrs[NFG_RS_A_ELEMS]) {
+		NL_SET_ERR_MSG(extack, "elements missing");
+		NL_SET_ERR_ATTR_MISS(extack, NULL, NFG_RS_A_ELEMS);
+		err = -EINVAL;
+		goto out_put;
+	}
+	err = nfg_rs_parse_elems(info->attrs[NFG_RS_A_ELEMS], set->core.v6,
+				 &r, &n, extack);
+	if (err)
+		goto out_put;
+
+	err = nfg_rs_core_update(&set->core, r, n, op);
+	switch (err) {
+	case 0:
+		break;
+	case -ENOSPC:
+		NL_SET_ERR_MSG(extack,
+			       "set is full: the result would exceed maxelem ranges; nothing changed");
+		break;
+	case -ENOMEM:
+		NL_SET_ERR_MSG(extack, "out of memory; nothing changed");
+		break;
+	default:
+		NL_SET_ERR_MSG(extack, "invalid range; nothing changed");
+		break;
+	}
+	kvfree(r);
+out_put:
+	nfg_rs_put(set);
+	return err;
+}
+
+static int nfg_rs_cmd_flush(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rangeset *set;
+
+	set = nfg_rs_get_attr(info);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
+	nfg_rs_core_flush(&set->core);
+	nfg_rs_put(set);
+	return 0;
+}
+
+static int nfg_rs_cmd_test(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct nlattr *elems = info->attrs[NFG_RS_A_ELEMS];
+	struct netlink_ext_ack *extack = info->extack;
+	struct nfg_rangeset *set;
+	struct nfg_rs_range *r;
+	struct sk_buff *msg;
+	unsigned int n;
+	void *hdr;
+	bool hit;
+	int err;
+
+	set = nfg_rs_get_attr(info);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
+
+	if (!elems) {
+		NL_SET_ERR_MSG(extack, "element missing");
+		NL_SET_ERR_ATTR_MISS(extack, NULL, NFG_RS_A_ELEMS);
+		err = -EINVAL;
+		goto out_put;
+	}
+	err = nfg_rs_parse_elems(elems, set->core.v6, &r, &n, extack);
+	if (err)
+		goto out_put;
+	if (n != 1) {
+		NL_SET_ERR_MSG_ATTR(extack, elems, "test takes exactly one element");
+		err = -EINVAL;
+		goto out_free;
+	}
+	hit = nfg_rs_core_test(&set->core, r);
+
+	err = -ENOMEM;
+	msg = genlmsg_new(nla_total_size(sizeof(u8)), GFP_KERNEL);
+	if (!msg)
+		goto out_free;
+	hdr = genlmsg_put_reply(msg, info, &nfg_rs_genl_family, 0,
+				NFG_RS_CMD_TEST);
+	if (!hdr || nla_put_u8(msg, NFG_RS_A_RESULT, hit)) {
+		nlmsg_free(msg);
+		goto out_free;
+	}
+	genlmsg_end(msg, hdr);
+	err = genlmsg_reply(msg, info);
+out_free:
+	if (err == -ENOMEM)
+		NL_SET_ERR_MSG(extack, "out of memory");
+	kvfree(r);
+out_put:
+	nfg_rs_put(set);
+	return err;
+}
+
+static int nfg_rs_cmd_swap(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(genl_info_net(info));
+	struct netlink_ext_ack *extack = info->extack;
+	struct nfg_rangeset *a, *b;
+	const char *name, *name2;
+	int err;
+
+	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
+	if (!name)
+		return -EINVAL;
+	name2 = nfg_rs_attr_name(info, NFG_RS_A_NAME2);
+	if (!name2)
+		return -EINVAL;
+
+	mutex_lock(&nn->lock);
+	a = nfg_rs_find(nn, name);
+	b = nfg_rs_find(nn, name2);
+	if (!a || !b) {
+		mutex_unlock(&nn->lock);
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[a ? NFG_RS_A_NAME2 : NFG_RS_A_NAME],
+				    "no set with this name");
+		return -ENOENT;
+	}
+	if (a->family != b->family) {
+		mutex_unlock(&nn->lock);
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[NFG_RS_A_NAME2],
+				    "cannot swap sets of different families");
+		return -EINVAL;
+	}
+	refcount_inc(&a->ref);
+	refcount_inc(&b->ref);
+	mutex_unlock(&nn->lock);
+
+	err = nfg_rs_core_swap(&a->core, &b->core);
+	if (err)
+		NL_SET_ERR_MSG(extack, "cannot swap sets of different families");
+	nfg_rs_put(b);
+	nfg_rs_put(a);
+	return err;
+}
+
+static int nfg_rs_cmd_rename(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(genl_info_net(info));
+	struct netlink_ext_ack *extack = info->extack;
+	struct nfg_rangeset *set;
+	const char *name, *name2;
+	int err = 0;
+
+	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
+	if (!name)
+		return -EINVAL;
+	name2 = nfg_rs_attr_name(info, NFG_RS_A_NAME2);
+	if (!name2)
+		return -EINVAL;
+
+	mutex_lock(&nn->lock);
+	set = nfg_rs_find(nn, name);
+	if (!set) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[NFG_RS_A_NAME],
+				    "no set with this name");
+		err = -ENOENT;
+	} else if (atomic_read(&set->rules)) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[NFG_RS_A_NAME],
+				    "set is in use by a firewall rule");
+		err = -EBUSY;
+	} else if (nfg_rs_find(nn, name2)) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[NFG_RS_A_NAME2],
+				    "a set with the new name already exists");
+		err = -EEXIST;
+	} else {
+		strscpy(set->name, name2, sizeof(set->name));
+		nfg_rs_gen_bump(nn);
+	}
+	mutex_unlock(&nn->lock);
+	return err;
+}
+
+static int nfg_rs_cmd_list(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nfg_rs_core_info ci;
+	struct nfg_rangeset *set;
+	struct sk_buff *msg;
+	int err;
+
+	set = nfg_rs_get_attr(info);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
+
+	err = -ENOMEM;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto out;
+	nfg_rs_core_info(&set->core, &ci);
+	err = nfg_rs_fill_header(msg, info->snd_portid, info->snd_seq, 0,
+				 nla_data(info->attrs[NFG_RS_A_NAME]), set, &ci,
+				 NULL);
+	if (err) {
+		nlmsg_free(msg);
+		goto out;
+	}
+	err = genlmsg_reply(msg, info);
+out:
+	if (err == -ENOMEM)
+		NL_SET_ERR_MSG(info->extack, "out of memory");
+	nfg_rs_put(set);
+	return err;
+}
+
+/* ---- LIST dumps ------------------------------------------------------- */
+
+struct nfg_rs_dump {
+	struct nfg_rangeset	*set;	/* one-set dump: referenced */
+	struct nfg_rs_array	*snap;	/* its snapshot: referenced, NULL if empty */
+	u32			maxelem;	/* of the snapshot */
+	u32			pos;	/* next set (all sets) or range (one set) */
+	bool			header_done;
+};
+
+static struct nfg_rs_dump *nfg_rs_dump_ctx(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct nfg_rs_dump) > sizeof(cb->ctx));
+	return (struct nfg_rs_dump *)cb->ctx;
+}
+
+static const struct nlattr *nfg_rs_dump_name(struct netlink_callback *cb)
+{
+	struct nlattr **attrs = nfg_genl_dump_attrs(cb);
+
+	return attrs ? attrs[NFG_RS_A_NAME] : NULL;
+}
+
+/* Take the references a one-set dump holds until .done. */
+static int nfg_rs_list_start(struct netlink_callback *cb)
+{
+	struct nfg_rs_dump *d = nfg_rs_dump_ctx(cb);
+	const struct nlattr *attr = nfg_rs_dump_name(cb);
+
+	if (!attr)
+		return 0;	/* all sets, headers only */
+	if (!*(const char *)nla_data(attr)) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, attr, "empty set name");
+		return -EINVAL;
+	}
+	d->set = nfg_rs_get(sock_net(cb->skb->sk), nla_data(attr));
+	if (!d->set) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, attr, "no set with this name");
+		return -ENOENT;
+	}
+	d->snap = nfg_rs_core_snapshot(&d->set->core, &d->maxelem);
+	return 0;
+}
+
+static int nfg_rs_list_done(struct netlink_callback *cb)
+{
+	struct nfg_rs_dump *d = nfg_rs_dump_ctx(cb);
+
+	nfg_rs_array_put(d->snap);
+	d->snap = NULL;
+	if (d->set)
+		nfg_rs_put(d->set);
+	d->set = NULL;
+	return 0;
+}
+
+static int nfg_rs_dump_all(struct sk_buff *skb, struct netlink_callback *cb,
+			   struct nfg_rs_dump *d)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(sock_net(skb->sk));
+	struct nfg_rs_core_info ci;
+	struct nfg_rangeset *set;
+	u32 idx = 0;
+
+	mutex_lock(&nn->lock);
+	cb->seq = nn->gen;
+	list_for_each_entry(set, &nn->sets, list) {
+		if (idx < d->pos) {
+			idx++;
+			continue;
+		}
+		nfg_rs_core_info(&set->core, &ci);
+		if (nfg_rs_fill_header(skb, NETLINK_CB(cb->skb).portid,
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				       set->name, set, &ci, cb))
+			break;
+		idx++;
+	}
+	mutex_unlock(&nn->lock);
+	d->pos = idx;
+	return skb->len;
+}
+
+/* One message with an ELEMS nest of the next ranges of the snapshot. */
+static int nfg_rs_fill_elems(struct sk_buff *skb, struct netlink_callback *cb,
+			     struct nfg_rs_dump *d)
+{
+	const struct nfg_rs_array *snap = d->snap;
+	unsigned int alen = snap->v6 ? sizeof(struct in6_addr) : sizeof(__be32);
+	struct nlattr *elems, *elem;
+	struct nfg_rs_range r;
+	unsigned int n = 0;
+	u8 buf[16];
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &nfg_rs_genl_family, NLM_F_MULTI, NFG_RS_CMD_LIST);
+	if (!hdr)
+		return -EMSGSIZE;
+	elems = nla_nest_start(skb, NFG_RS_A_ELEMS);
+	if (!elems)
+		goto cancel;
+
+	while (d->pos < snap->count && n < NFG_RS_DUMP_ELEMS) {
+		nfg_rs_array_range(snap, d->pos, &r);
+		elem = nla_nest_start(skb, NFG_RS_A_ELEM);
+		if (!elem)
+			break;
+		nfg_rs_key_to_be(buf, &r.start, snap->v6);
+		if (nla_put(skb, NFG_RS_E_START, alen, buf))
+			goto cancel_elem;
+		nfg_rs_key_to_be(buf, &r.end, snap->v6);
+		if (nla_put(skb, NFG_RS_E_END, alen, buf))
+			goto cancel_elem;
+		nla_nest_end(skb, elem);
+		d->pos++;
+		n++;
+	}
+	goto end;
+
+cancel_elem:
+	nla_nest_cancel(skb, elem);
+end:
+	if (!n)
+		goto cancel;
+	nla_nest_end(skb, elems);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int nfg_rs_dump_one(struct sk_buff *skb, struct netlink_callback *cb,
+			   struct nfg_rs_dump *d)
+{
+	struct nfg_rs_core_info ci;
+
+	if (!d->header_done) {
+		/* Live counters; count and maxelem of the snapshot. */
+		nfg_rs_core_info(&d->set->core, &ci);
+		ci.count = d->snap ? d->snap->count : 0;
+		ci.maxelem = d->maxelem;
+		if (nfg_rs_fill_header(skb, NETLINK_CB(cb->skb).portid,
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				       nla_data(nfg_rs_dump_name(cb)), d->set,
+				       &ci, NULL))
+			return skb->len ? skb->len : -EMSGSIZE;
+		d->header_done = true;
+	}
+	while (d->snap && d->pos < d->snap->count)
+		if (nfg_rs_fill_elems(skb, cb, d))
+			break;
+	return skb->len;
+}
+
+static int nfg_rs_list_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct nfg_rs_dump *d = nfg_rs_dump_ctx(cb);
+
+	if (d->set)
+		return nfg_rs_dump_one(skb, cb, d);
+	return nfg_rs_dump_all(skb, cb, d);
+}
+
+/* ---- family ----------------------------------------------------------- */
+
+#define NFG_RS_POLICY_NAME \
+	{ .type = NLA_NUL_STRING, .len = XT_RANGESET_MAXNAMELEN - 1 }
+
+static const struct nla_policy nfg_rs_elems_policy[NFG_RS_A_ELEM + 1] = {
+	[NFG_RS_A_ELEM]		= NLA_POLICY_NESTED(nfg_rs_elem_policy),
+};
+
+/* Strict per-command policies: anything not listed is rejected. */
+static const struct nla_policy nfg_rs_create_policy[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
+	/* family and maxelem are range-checked in the handler: -EINVAL */
+	[NFG_RS_A_FAMILY]	= { .type = NLA_U8 },
+	[NFG_RS_A_MAXELEM]	= { .type = NLA_U32 },
+};
+
+static const struct nla_policy nfg_rs_name_policy[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
+};
+
+static const struct nla_policy nfg_rs_elems_req_policy[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
+	[NFG_RS_A_ELEMS]	= NLA_POLICY_NESTED(nfg_rs_elems_policy),
+};
+
+static const struct nla_policy nfg_rs_name2_policy[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
+	[NFG_RS_A_NAME2]	= NFG_RS_POLICY_NAME,
+};
+
+static const struct genl_ops nfg_rs_genl_ops[] = {
+	{
+		.cmd		= NFG_RS_CMD_CREATE,
+		.doit		= nfg_rs_cmd_create,
+		.policy		= nfg_rs_create_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_DESTROY,
+		.doit		= nfg_rs_cmd_destroy,
+		.policy		= nfg_rs_name_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_ADD,
+		.doit		= nfg_rs_cmd_update,
+		.policy		= nfg_rs_elems_req_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_DEL,
+		.doit		= nfg_rs_cmd_update,
+		.policy		= nfg_rs_elems_req_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_FLUSH,
+		.doit		= nfg_rs_cmd_flush,
+		.policy		= nfg_rs_name_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_TEST,
+		.doit		= nfg_rs_cmd_test,
+		.policy		= nfg_rs_elems_req_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_SWAP,
+		.doit		= nfg_rs_cmd_swap,
+		.policy		= nfg_rs_name2_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_RENAME,
+		.doit		= nfg_rs_cmd_rename,
+		.policy		= nfg_rs_name2_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd		= NFG_RS_CMD_LIST,
+		.doit		= nfg_rs_cmd_list,
+		.start		= nfg_rs_list_start,
+		.dumpit		= nfg_rs_list_dumpit,
+		.done		= nfg_rs_list_done,
+		.policy		= nfg_rs_name_policy,
+		.maxattr	= NFG_RS_A_MAX,
+		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static struct genl_family nfg_rs_genl_family __ro_after_init = {
+	.name		= NFG_RANGESET_GENL_NAME,
+	.version	= NFG_RANGESET_GENL_VERSION,
+	.maxattr	= NFG_RS_A_MAX,
+	.netnsok	= true,
+	/* Own locking (see the top); dumps must not hold genl_mutex. */
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.ops		= nfg_rs_genl_ops,
+	.n_ops		= ARRAY_SIZE(nfg_rs_genl_ops),
+};
+
+/* ---- per-netns state and /proc/net/stat/nfguard_rangeset -------------- */
+
+static int nfg_rs_proc_show(struct seq_file *seq, void *v)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(seq_file_single_net(seq));
+	struct nfg_rs_core_info ci;
+	struct nfg_rangeset *set;
+
+	seq_puts(seq, "name count lookups hits\n");
+	mutex_lock(&nn->lock);
+	list_for_each_entry(set, &nn->sets, list) {
+		nfg_rs_core_info(&set->core, &ci);
+		seq_printf(seq, "%s %u %llu %llu\n", set->name, ci.count,
+			   ci.lookups, ci.hits);
+	}
+	mutex_unlock(&nn->lock);
+	return 0;
+}
+
+static int __net_init nfg_rs_net_init(struct net *net)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(net);
+
+	mutex_init(&nn->lock);
+	INIT_LIST_HEAD(&nn->sets);
+	nn->gen = 1;
+	if (IS_ENABLED(CONFIG_PROC_FS) &&
+	    !proc_create_net_single(NFG_RS_PROC_NAME, 0444, net->proc_net_stat,
+				    nfg_rs_proc_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Unlink every set and drop the list's reference. Sets still used by
+ * rules (the xt tables of this netns may be torn down after us) live on
+ * until the last rule lets go.
+ */
+static void __net_exit nfg_rs_net_exit(struct net *net)
+{
+	struct nfg_rs_net *nn = nfg_rs_pernet(net);
+	struct nfg_rangeset *set, *tmp;
+	LIST_HEAD(sets);
+
+	remove_proc_entry(NFG_RS_PROC_NAME, net->proc_net_stat);
+
+	mutex_lock(&nn->lock);
+	list_splice_init(&nn->sets, &sets);
+	nfg_rs_gen_bump(nn);
+	mutex_unlock(&nn->lock);
+
+	list_for_each_entry_safe(set, tmp, &sets, list) {
+		list_del(&set->list);
+		nfg_rs_put(set);
+	}
+}
+
+static struct pernet_operations nfg_rs_net_ops = {
+	.init	= nfg_rs_net_init,
+	.exit	= nfg_rs_net_exit,
+	.id	= &nfg_rs_net_id,
+	.size	= sizeof(struct nfg_rs_net),
+};
+
+int __init nfg_rs_nl_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&nfg_rs_net_ops);
+	if (err)
+		goto err_out;
+	err = genl_register_family(&nfg_rs_genl_family);
+	if (err)
+		goto err_pernet;
+	return 0;
+
+err_pernet:
+	unregister_pernet_subsys(&nfg_rs_net_ops);
+err_out:
+	return err;
+}
+
+void nfg_rs_nl_exit(void)
+{
+	genl_unregister_family(&nfg_rs_genl_family);
+	unregister_pernet_subsys(&nfg_rs_net_ops);
+	/* nfg_rs_free_rcu() is module code */
+	rcu_barrier();
+}

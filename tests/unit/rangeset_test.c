@@ -1,0 +1,1170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the rangeset interval core (kernel/rangeset_core.c),
+ * compiled in userspace against tests/unit/shim with ASan and UBSan.
+ *
+ * The core is included as a source file so that the tests can also walk
+ * its private rbtree and check the invariants after every operation:
+ * ranges sorted, disjoint and non-adjacent; tree and published array
+ * identical; count within maxelem; no lock left held; no WARN.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rangeset_core.c"
+
+/* ---- harness ---------------------------------------------------------- */
+
+static unsigned int tests_passed, tests_failed;
+static unsigned int cur_failures;
+static const char *cur_test;
+
+static void fail_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cur_failures++ < 10) {
+		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+}
+
+#define CHECK(cond) do {						\
+	if (!(cond))							\
+		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long __a = (long long)(a), __b = (long long)(b);		\
+	if (__a != __b)							\
+		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
+			#a, __a, #b, __b);				\
+} while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+	unsigned long warns = shim_warn_count;
+	long live = shim_alloc_live;
+
+	cur_test = name;
+	cur_failures = 0;
+	fn();
+	shim_fail_alloc_in(0);
+	if (shim_warn_count != warns)
+		fail_at(__FILE__, __LINE__, "%lu WARN(s) fired",
+			shim_warn_count - warns);
+	if (shim_alloc_live != live)
+		fail_at(__FILE__, __LINE__, "%ld allocation(s) leaked",
+			shim_alloc_live - live);
+	if (cur_failures) {
+		tests_failed++;
+		printf("FAIL %s (%u failed checks)\n", name, cur_failures);
+	} else {
+		tests_passed++;
+		printf("ok   %s\n", name);
+	}
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static const struct nfg_rs_key KMAX6 = { U64_MAX, U64_MAX };
+
+static struct nfg_rs_key k4(u32 a)
+{
+	return (struct nfg_rs_key){ 0, a };
+}
+
+static struct nfg_rs_key k6(u64 hi, u64 lo)
+{
+	return (struct nfg_rs_key){ hi, lo };
+}
+
+static struct nfg_rs_range r4(u32 s, u32 e)
+{
+	return (struct nfg_rs_range){ k4(s), k4(e) };
+}
+
+static struct nfg_rs_range r6(struct nfg_rs_key s, struct nfg_rs_key e)
+{
+	return (struct nfg_rs_range){ s, e };
+}
+
+static struct nfg_rs_key kadd(struct nfg_rs_key k, u64 v)
+{
+	u64 lo = k.lo + v;
+
+	if (lo < k.lo)
+		k.hi++;
+	k.lo = lo;
+	return k;
+}
+
+static bool key_eq(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
+{
+	return a->hi == b->hi && a->lo == b->lo;
+}
+
+static bool range_eq(const struct nfg_rs_range *a, const struct nfg_rs_range *b)
+{
+	return key_eq(&a->start, &b->start) && key_eq(&a->end, &b->end);
+}
+
+static void set_init(struct nfg_rs_core *c, bool v6, u32 maxelem)
+{
+	if (nfg_rs_core_init(c, v6, maxelem)) {
+		fprintf(stderr, "nfg_rs_core_init failed\n");
+		exit(2);
+	}
+}
+
+static void set_fini(struct nfg_rs_core *c)
+{
+	nfg_rs_core_release(c);
+	nfg_rs_core_free(c);
+}
+
+static int add1(struct nfg_rs_core *c, struct nfg_rs_range r)
+{
+	return nfg_rs_core_update(c, &r, 1, NFG_RS_OP_ADD);
+}
+
+static int del1(struct nfg_rs_core *c, struct nfg_rs_range r)
+{
+	return nfg_rs_core_update(c, &r, 1, NFG_RS_OP_DEL);
+}
+
+static const struct nfg_rs_array *published(struct nfg_rs_core *c)
+{
+	return rcu_dereference(c->arr);
+}
+
+/*
+ * Check every invariant of the core; returns false (after reporting) if
+ * one is broken.
+ */
+static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
+{
+	const struct nfg_rs_array *arr = published(c);
+	const struct nfg_rs_node *n, *prev = NULL;
+	struct nfg_rs_range ar;
+	struct rb_node *rb;
+	long nodes;
+	u32 i = 0;
+
+	if (c->lock.shim_held) {
+		fail_at(file, line, "set lock left held");
+		return false;
+	}
+	nodes = shim_rb_check(&c->root);
+	if (nodes != (long)c->count) {
+		fail_at(file, line, "tree has %ld nodes, count is %u", nodes, c->count);
+		return false;
+	}
+	if (c->count > c->maxelem) {
+		fail_at(file, line, "count %u > maxelem %u", c->count, c->maxelem);
+		return false;
+	}
+	if ((arr ? arr->count : 0) != c->count) {
+		fail_at(file, line, "array has %u ranges, tree %u",
+			arr ? arr->count : 0, c->count);
+		return false;
+	}
+	if (arr && (arr->v6 != c->v6 || !arr->count)) {
+		fail_at(file, line, "bad array header");
+		return false;
+	}
+	for (rb = rb_first(&c->root); rb; rb = rb_next(rb), i++) {
+		n = rs_node(rb);
+		if (!nfg_rs_range_valid(&n->r, c->v6)) {
+			fail_at(file, line, "invalid range in tree");
+			return false;
+		}
+		if (prev) {
+			struct nfg_rs_key gap = prev->r.end;
+
+			/* prev->r.end is not the maximum: n comes after it */
+			rs_key_inc(&gap);
+			if (!(rs_key_cmp(&gap, &n->r.start) < 0)) {
+				fail_at(file, line, "ranges %u and %u overlap or touch",
+					i - 1, i);
+				return false;
+			}
+		}
+		nfg_rs_array_range(arr, i, &ar);
+		if (!range_eq(&ar, &n->r)) {
+			fail_at(file, line, "array range %u differs from the tree", i);
+			return false;
+		}
+		prev = n;
+	}
+	return true;
+}
+
+#define check_core(c)	check_core_at((c), __FILE__, __LINE__)
+
+/* The set holds exactly these ranges (checked in the tree and the array). */
+static bool expect_at(struct nfg_rs_core *c, const struct nfg_rs_range *exp,
+		      u32 n, const char *file, int line)
+{
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_range r;
+	u32 i;
+
+	if (!check_core_at(c, file, line))
+		return false;
+	arr = published(c);
+	if (c->count != n) {
+		fail_at(file, line, "set has %u ranges, expected %u", c->count, n);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		nfg_rs_array_range(arr, i, &r);
+		if (!range_eq(&r, &exp[i])) {
+			fail_at(file, line,
+				"range %u is [%" PRIx64 ":%" PRIx64 ", %" PRIx64 ":%" PRIx64
+				"], expected [%" PRIx64 ":%" PRIx64 ", %" PRIx64 ":%" PRIx64 "]",
+				i, r.start.hi, r.start.lo, r.end.hi, r.end.lo,
+				exp[i].start.hi, exp[i].start.lo,
+				exp[i].end.hi, exp[i].end.lo);
+			return false;
+		}
+	}
+	return true;
+}
+
+#define EXPECT(c, ...) do {						\
+	const struct nfg_rs_range __e[] = { __VA_ARGS__ };		\
+	expect_at((c), __e, ARRAY_SIZE(__e), __FILE__, __LINE__);	\
+} while (0)
+
+#define EXPECT_EMPTY(c) do {						\
+	expect_at((c), NULL, 0, __FILE__, __LINE__);			\
+	CHECK(published(c) == NULL);					\
+} while (0)
+
+/* Copy of the ranges of a set, to compare a later state with. */
+struct ranges {
+	u32			n;
+	struct nfg_rs_range	*r;
+};
+
+static struct ranges ranges_of(struct nfg_rs_core *c)
+{
+	const struct nfg_rs_array *arr = published(c);
+	struct ranges s = { arr ? arr->count : 0, NULL };
+	u32 i;
+
+	s.r = calloc(s.n ? s.n : 1, sizeof(*s.r));
+	for (i = 0; i < s.n; i++)
+		nfg_rs_array_range(arr, i, &s.r[i]);
+	return s;
+}
+
+/* ---- deterministic tests ---------------------------------------------- */
+
+static void test_add_merge(void)
+{
+	struct nfg_rs_core c;
+	const struct nfg_rs_array *before;
+
+	set_init(&c, false, 100);
+	EXPECT_EMPTY(&c);
+	CHECK_EQ(add1(&c, r4(10, 20)), 0);
+	CHECK_EQ(add1(&c, r4(30, 40)), 0);
+	EXPECT(&c, r4(10, 20), r4(30, 40));
+	/* fills the gap exactly: three ranges become one */
+	CHECK_EQ(add1(&c, r4(21, 29)), 0);
+	EXPECT(&c, r4(10, 40));
+	/* adjacent on either side */
+	CHECK_EQ(add1(&c, r4(5, 9)), 0);
+	CHECK_EQ(add1(&c, r4(41, 41)), 0);
+	EXPECT(&c, r4(5, 41));
+	/* one gap short of adjacent: stays apart */
+	CHECK_EQ(add1(&c, r4(43, 43)), 0);
+	EXPECT(&c, r4(5, 41), r4(43, 43));
+	CHECK_EQ(add1(&c, r4(50, 60)), 0);
+	CHECK_EQ(add1(&c, r4(70, 80)), 0);
+	CHECK_EQ(add1(&c, r4(90, 100)), 0);
+	/* overlaps several, extends the last */
+	CHECK_EQ(add1(&c, r4(45, 95)), 0);
+	EXPECT(&c, r4(5, 41), r4(43, 43), r4(45, 100));
+	CHECK_EQ(add1(&c, r4(0, 200)), 0);
+	EXPECT(&c, r4(0, 200));
+	/* already covered: no change, no new array published */
+	before = published(&c);
+	CHECK_EQ(add1(&c, r4(60, 70)), 0);
+	CHECK_EQ(add1(&c, r4(0, 200)), 0);
+	CHECK(published(&c) == before);
+	EXPECT(&c, r4(0, 200));
+	set_fini(&c);
+}
+
+static void test_add_batch(void)
+{
+	const struct nfg_rs_range b[] = {
+		r4(100, 200), r4(50, 60), r4(150, 300), r4(61, 99),
+		r4(1000, 1000), r4(998, 998), r4(999, 999), r4(5000, 6000),
+		r4(5500, 5600),
+	};
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 100);
+	CHECK_EQ(nfg_rs_core_update(&c, b, ARRAY_SIZE(b), NFG_RS_OP_ADD), 0);
+	EXPECT(&c, r4(50, 300), r4(998, 1000), r4(5000, 6000));
+	/* an empty batch changes nothing */
+	CHECK_EQ(nfg_rs_core_update(&c, NULL, 0, NFG_RS_OP_ADD), 0);
+	CHECK_EQ(nfg_rs_core_update(&c, NULL, 0, NFG_RS_OP_DEL), 0);
+	EXPECT(&c, r4(50, 300), r4(998, 1000), r4(5000, 6000));
+	set_fini(&c);
+}
+
+static void test_del_split(void)
+{
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 100);
+	CHECK_EQ(add1(&c, r4(10, 100)), 0);
+	CHECK_EQ(del1(&c, r4(20, 30)), 0);
+	EXPECT(&c, r4(10, 19), r4(31, 100));
+	CHECK_EQ(del1(&c, r4(10, 10)), 0);
+	CHECK_EQ(del1(&c, r4(100, 100)), 0);
+	EXPECT(&c, r4(11, 19), r4(31, 99));
+	/* trims both neighbours of a gap */
+	CHECK_EQ(del1(&c, r4(15, 40)), 0);
+	EXPECT(&c, r4(11, 14), r4(41, 99));
+	/* absent: not an error, no change */
+	CHECK_EQ(del1(&c, r4(0, 10)), 0);
+	CHECK_EQ(del1(&c, r4(15, 40)), 0);
+	CHECK_EQ(del1(&c, r4(1000, 2000)), 0);
+	EXPECT(&c, r4(11, 14), r4(41, 99));
+	CHECK_EQ(del1(&c, r4(0, 1000)), 0);
+	EXPECT_EMPTY(&c);
+	CHECK_EQ(del1(&c, r4(0, 1000)), 0);
+	EXPECT_EMPTY(&c);
+	set_fini(&c);
+}
+
+static void test_del_multi(void)
+{
+	const struct nfg_rs_range b[] = {
+		r4(0, 9), r4(20, 29), r4(40, 49), r4(60, 69),
+	};
+	const struct nfg_rs_range d[] = { r4(5, 45), r4(62, 62), r4(65, 66) };
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 100);
+	CHECK_EQ(nfg_rs_core_update(&c, b, ARRAY_SIZE(b), NFG_RS_OP_ADD), 0);
+	CHECK_EQ(nfg_rs_core_update(&c, d, ARRAY_SIZE(d), NFG_RS_OP_DEL), 0);
+	EXPECT(&c, r4(0, 4), r4(46, 49), r4(60, 61), r4(63, 64), r4(67, 69));
+	set_fini(&c);
+}
+
+static void test_edges_v4(void)
+{
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 100);
+	/* 0.0.0.0/0 */
+	CHECK_EQ(add1(&c, r4(0, U32_MAX)), 0);
+	EXPECT(&c, r4(0, U32_MAX));
+	CHECK(nfg_rs_core_match4(&c, 0));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX));
+	CHECK(nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(0), k4(U32_MAX) }));
+	/* adding anything to the full space changes nothing */
+	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
+	CHECK_EQ(add1(&c, r4(0, 0)), 0);
+	EXPECT(&c, r4(0, U32_MAX));
+	/* 255.255.255.255 and 0.0.0.0 off the ends */
+	CHECK_EQ(del1(&c, r4(U32_MAX, U32_MAX)), 0);
+	EXPECT(&c, r4(0, U32_MAX - 1));
+	CHECK(!nfg_rs_core_match4(&c, U32_MAX));
+	CHECK_EQ(del1(&c, r4(0, 0)), 0);
+	EXPECT(&c, r4(1, U32_MAX - 1));
+	CHECK(!nfg_rs_core_match4(&c, 0));
+	CHECK(nfg_rs_core_match4(&c, 1));
+	/* and back: adjacency at both ends */
+	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
+	EXPECT(&c, r4(1, U32_MAX));
+	CHECK_EQ(add1(&c, r4(0, 0)), 0);
+	EXPECT(&c, r4(0, U32_MAX));
+	/* split into the two extreme single addresses */
+	CHECK_EQ(del1(&c, r4(1, U32_MAX - 1)), 0);
+	EXPECT(&c, r4(0, 0), r4(U32_MAX, U32_MAX));
+	CHECK(nfg_rs_core_match4(&c, 0));
+	CHECK(!nfg_rs_core_match4(&c, 1));
+	CHECK(!nfg_rs_core_match4(&c, U32_MAX - 1));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX));
+	CHECK_EQ(add1(&c, r4(U32_MAX - 1, U32_MAX - 1)), 0);
+	EXPECT(&c, r4(0, 0), r4(U32_MAX - 1, U32_MAX));
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	EXPECT(&c, r4(0, 1), r4(U32_MAX - 1, U32_MAX));
+	/* the whole space minus everything */
+	CHECK_EQ(del1(&c, r4(0, U32_MAX)), 0);
+	EXPECT_EMPTY(&c);
+	/* the maximum alone in an empty set */
+	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
+	EXPECT(&c, r4(U32_MAX, U32_MAX));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX));
+	CHECK(!nfg_rs_core_match4(&c, 0));
+	set_fini(&c);
+}
+
+static void test_edges_v6(void)
+{
+	const struct nfg_rs_key zero = k6(0, 0);
+	struct nfg_rs_core c;
+
+	set_init(&c, true, 100);
+	/* ::/0 */
+	CHECK_EQ(add1(&c, r6(zero, KMAX6)), 0);
+	EXPECT(&c, r6(zero, KMAX6));
+	CHECK(nfg_rs_core_match6(&c, &zero));
+	CHECK(nfg_rs_core_match6(&c, &KMAX6));
+	CHECK_EQ(del1(&c, r6(KMAX6, KMAX6)), 0);
+	EXPECT(&c, r6(zero, k6(U64_MAX, U64_MAX - 1)));
+	CHECK(!nfg_rs_core_match6(&c, &KMAX6));
+	CHECK_EQ(del1(&c, r6(zero, zero)), 0);
+	EXPECT(&c, r6(k6(0, 1), k6(U64_MAX, U64_MAX - 1)));
+	CHECK_EQ(add1(&c, r6(KMAX6, KMAX6)), 0);
+	CHECK_EQ(add1(&c, r6(zero, zero)), 0);
+	EXPECT(&c, r6(zero, KMAX6));
+	CHECK_EQ(del1(&c, r6(k6(0, 1), k6(U64_MAX, U64_MAX - 1))), 0);
+	EXPECT(&c, r6(zero, zero), r6(KMAX6, KMAX6));
+	nfg_rs_core_flush(&c);
+	EXPECT_EMPTY(&c);
+
+	/* adjacency across the 64-bit carry: 0:ffff.. and 1:0 touch */
+	CHECK_EQ(add1(&c, r6(k6(0, U64_MAX), k6(0, U64_MAX))), 0);
+	CHECK_EQ(add1(&c, r6(k6(1, 0), k6(1, 0))), 0);
+	EXPECT(&c, r6(k6(0, U64_MAX), k6(1, 0)));
+	CHECK_EQ(add1(&c, r6(k6(0, U64_MAX - 5), k6(0, U64_MAX - 2))), 0);
+	EXPECT(&c, r6(k6(0, U64_MAX - 5), k6(0, U64_MAX - 2)),
+	       r6(k6(0, U64_MAX), k6(1, 0)));
+	CHECK_EQ(add1(&c, r6(k6(0, U64_MAX - 1), k6(0, U64_MAX - 1))), 0);
+	EXPECT(&c, r6(k6(0, U64_MAX - 5), k6(1, 0)));
+	/* split across the carry */
+	CHECK_EQ(del1(&c, r6(k6(0, U64_MAX), k6(0, U64_MAX))), 0);
+	EXPECT(&c, r6(k6(0, U64_MAX - 5), k6(0, U64_MAX - 1)),
+	       r6(k6(1, 0), k6(1, 0)));
+	CHECK_EQ(add1(&c, r6(k6(0, U64_MAX), k6(0, U64_MAX))), 0);
+	CHECK_EQ(del1(&c, r6(k6(0, U64_MAX - 1), k6(1, 0))), 0);
+	EXPECT(&c, r6(k6(0, U64_MAX - 5), k6(0, U64_MAX - 2)));
+	/* lookups near the carry */
+	CHECK(nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 2 }));
+	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 1 }));
+	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 1, U64_MAX - 2 }));
+	set_fini(&c);
+}
+
+static void test_invalid(void)
+{
+	const struct nfg_rs_range bad_batch[] = {
+		r4(1, 2), r4(10, 20), r4(30, 29),
+	};
+	struct nfg_rs_core c4, c6;
+	long live;
+
+	set_init(&c4, false, 100);
+	set_init(&c6, true, 100);
+	CHECK_EQ(add1(&c4, r4(100, 200)), 0);
+	live = shim_alloc_live;
+	CHECK_EQ(add1(&c4, r4(5, 4)), -EINVAL);
+	CHECK_EQ(del1(&c4, r4(150, 149)), -EINVAL);
+	/* IPv4 keys must fit in 32 bits */
+	CHECK_EQ(add1(&c4, r6(k6(0, 1), k6(0, (u64)U32_MAX + 1))), -EINVAL);
+	CHECK_EQ(add1(&c4, r6(k6(1, 1), k6(1, 2))), -EINVAL);
+	CHECK_EQ(add1(&c4, r6(k6(0, 1), k6(1, 0))), -EINVAL);
+	/* one bad element anywhere: nothing applied, nothing allocated */
+	CHECK_EQ(nfg_rs_core_update(&c4, bad_batch, ARRAY_SIZE(bad_batch),
+				    NFG_RS_OP_ADD), -EINVAL);
+	CHECK_EQ(nfg_rs_core_update(&c4, bad_batch, ARRAY_SIZE(bad_batch),
+				    NFG_RS_OP_DEL), -EINVAL);
+	CHECK_EQ(shim_alloc_live, live);
+	EXPECT(&c4, r4(100, 200));
+	CHECK(!nfg_rs_core_test(&c4, &(struct nfg_rs_range){ k4(150), k4(149) }));
+
+	CHECK_EQ(add1(&c6, r6(k6(1, 0), k6(0, U64_MAX))), -EINVAL);
+	CHECK_EQ(add1(&c6, r6(k6(0, 5), k6(0, 4))), -EINVAL);
+	EXPECT_EMPTY(&c6);
+
+	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k4(0), k4(U32_MAX) }, false));
+	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6 }, true));
+	CHECK(!nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6 }, false));
+	set_fini(&c4);
+	set_fini(&c6);
+}
+
+static void test_maxelem(void)
+{
+	const struct nfg_rs_range over[] = { r4(11, 12), r4(100, 100) };
+	const struct nfg_rs_range transient[] = {
+		r4(100, 100), r4(200, 200), r4(0, 1000),
+	};
+	const struct nfg_rs_range split[] = { r4(500, 500) };
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 3);
+	CHECK_EQ(add1(&c, r4(10, 10)), 0);
+	CHECK_EQ(add1(&c, r4(20, 20)), 0);
+	CHECK_EQ(add1(&c, r4(30, 30)), 0);
+	/* merges one and adds one: 4 > 3, the whole batch is refused */
+	CHECK_EQ(nfg_rs_core_update(&c, over, 2, NFG_RS_OP_ADD), -ENOSPC);
+	EXPECT(&c, r4(10, 10), r4(20, 20), r4(30, 30));
+	CHECK(!nfg_rs_core_match4(&c, 11));
+	CHECK_EQ(add1(&c, r4(40, 40)), -ENOSPC);
+	EXPECT(&c, r4(10, 10), r4(20, 20), r4(30, 30));
+	/* only the result counts: 5 ranges on the way, 1 at the end */
+	CHECK_EQ(nfg_rs_core_update(&c, transient, 3, NFG_RS_OP_ADD), 0);
+	EXPECT(&c, r4(0, 1000));
+	nfg_rs_core_flush(&c);
+	set_fini(&c);
+
+	/* a delete that splits can overflow too */
+	set_init(&c, false, 1);
+	CHECK_EQ(add1(&c, r4(0, 1000)), 0);
+	CHECK_EQ(nfg_rs_core_update(&c, split, 1, NFG_RS_OP_DEL), -ENOSPC);
+	EXPECT(&c, r4(0, 1000));
+	CHECK(nfg_rs_core_match4(&c, 500));
+	CHECK_EQ(del1(&c, r4(0, 0)), 0);
+	EXPECT(&c, r4(1, 1000));
+	set_fini(&c);
+}
+
+/*
+ * Make each allocation of a request fail in turn: every time, the result
+ * is -ENOMEM and the set is exactly as before; then the request succeeds.
+ */
+static void enomem_walk(struct nfg_rs_core *c, const struct nfg_rs_range *b,
+			unsigned int n, enum nfg_rs_op op,
+			const struct nfg_rs_range *exp, u32 nexp)
+{
+	struct ranges before = ranges_of(c);
+	unsigned long k;
+	int err;
+
+	for (k = 1; k < 1000; k++) {
+		shim_fail_alloc_in(k);
+		err = nfg_rs_core_update(c, b, n, op);
+		if (!shim_alloc_failed()) {
+			shim_fail_alloc_in(0);
+			CHECK_EQ(err, 0);
+			break;
+		}
+		CHECK_EQ(err, -ENOMEM);
+		expect_at(c, before.r, before.n, __FILE__, __LINE__);
+	}
+	CHECK(k > 1);	/* at least one failure point was exercised */
+	expect_at(c, exp, nexp, __FILE__, __LINE__);
+	free(before.r);
+}
+
+static void test_enomem_rollback(void)
+{
+	const struct nfg_rs_range base[] = {
+		r4(10, 19), r4(30, 39), r4(50, 59), r4(70, 79), r4(90, 99),
+	};
+	const struct nfg_rs_range adds[] = {
+		r4(0, 1), r4(15, 55), r4(200, 210), r4(220, 230), r4(100, 100),
+		r4(240, 250),
+	};
+	const struct nfg_rs_range after_add[] = {
+		r4(0, 1), r4(10, 59), r4(70, 79), r4(90, 100), r4(200, 210),
+		r4(220, 230), r4(240, 250),
+	};
+	const struct nfg_rs_range dels[] = {
+		r4(20, 20), r4(40, 40), r4(75, 75), r4(205, 205), r4(225, 225),
+	};
+	const struct nfg_rs_range after_del[] = {
+		r4(0, 1), r4(10, 19), r4(21, 39), r4(41, 59), r4(70, 74),
+		r4(76, 79), r4(90, 100), r4(200, 204), r4(206, 210),
+		r4(220, 224), r4(226, 230), r4(240, 250),
+	};
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 1000);
+	CHECK_EQ(nfg_rs_core_update(&c, base, ARRAY_SIZE(base), NFG_RS_OP_ADD), 0);
+	enomem_walk(&c, adds, ARRAY_SIZE(adds), NFG_RS_OP_ADD,
+		    after_add, ARRAY_SIZE(after_add));
+	enomem_walk(&c, dels, ARRAY_SIZE(dels), NFG_RS_OP_DEL,
+		    after_del, ARRAY_SIZE(after_del));
+	/* from empty, and back to empty (publishing NULL needs no memory) */
+	nfg_rs_core_flush(&c);
+	enomem_walk(&c, base, ARRAY_SIZE(base), NFG_RS_OP_ADD,
+		    base, ARRAY_SIZE(base));
+	CHECK_EQ(del1(&c, r4(0, 1000)), 0);
+	EXPECT_EMPTY(&c);
+	set_fini(&c);
+}
+
+static void test_swap(void)
+{
+	struct nfg_rs_core a, b, v6;
+	struct nfg_rs_core_info ia, ib;
+
+	set_init(&a, false, 10);
+	set_init(&b, false, 20);
+	set_init(&v6, true, 30);
+	CHECK_EQ(add1(&a, r4(1, 2)), 0);
+	CHECK_EQ(add1(&b, r4(5, 6)), 0);
+	CHECK_EQ(add1(&b, r4(8, 9)), 0);
+	CHECK_EQ(add1(&v6, r6(k6(0, 1), k6(0, 2))), 0);
+
+	CHECK_EQ(nfg_rs_core_swap(&a, &b), 0);
+	EXPECT(&a, r4(5, 6), r4(8, 9));
+	EXPECT(&b, r4(1, 2));
+	CHECK_EQ(a.maxelem, 20);
+	CHECK_EQ(b.maxelem, 10);
+	CHECK(nfg_rs_core_match4(&a, 8));
+	CHECK(!nfg_rs_core_match4(&a, 1));
+	CHECK(nfg_rs_core_match4(&b, 1));
+	nfg_rs_core_info(&a, &ia);
+	nfg_rs_core_info(&b, &ib);
+	CHECK_EQ(ia.count, 2);
+	CHECK_EQ(ia.maxelem, 20);
+	CHECK_EQ(ib.count, 1);
+	/* counters stay with the set, not with the contents */
+	CHECK_EQ(ia.lookups, 2);
+	CHECK_EQ(ia.hits, 1);
+	CHECK_EQ(ib.lookups, 1);
+
+	/* the swapped trees keep working */
+	CHECK_EQ(add1(&a, r4(7, 7)), 0);
+	EXPECT(&a, r4(5, 9));
+	CHECK_EQ(del1(&b, r4(2, 2)), 0);
+	EXPECT(&b, r4(1, 1));
+
+	/* argument order does not matter; self is a no-op */
+	CHECK_EQ(nfg_rs_core_swap(&b, &a), 0);
+	EXPECT(&a, r4(1, 1));
+	EXPECT(&b, r4(5, 9));
+	CHECK_EQ(nfg_rs_core_swap(&a, &a), 0);
+	EXPECT(&a, r4(1, 1));
+
+	/* families must match */
+	CHECK_EQ(nfg_rs_core_swap(&a, &v6), -EINVAL);
+	EXPECT(&a, r4(1, 1));
+	EXPECT(&v6, r6(k6(0, 1), k6(0, 2)));
+
+	/* with an empty set */
+	nfg_rs_core_flush(&a);
+	CHECK_EQ(nfg_rs_core_swap(&a, &b), 0);
+	EXPECT(&a, r4(5, 9));
+	EXPECT_EMPTY(&b);
+	set_fini(&a);
+	set_fini(&b);
+	set_fini(&v6);
+}
+
+static void test_snapshot(void)
+{
+	struct nfg_rs_core c;
+	struct nfg_rs_array *s1, *s2;
+	struct nfg_rs_range r;
+	u32 maxelem = 0;
+	long live;
+
+	set_init(&c, false, 50);
+	CHECK(nfg_rs_core_snapshot(&c, &maxelem) == NULL);
+	CHECK_EQ(maxelem, 50);
+	CHECK_EQ(add1(&c, r4(1, 5)), 0);
+	CHECK_EQ(add1(&c, r4(10, 15)), 0);
+	s1 = nfg_rs_core_snapshot(&c, NULL);
+	CHECK(s1 && refcount_read(&s1->ref) == 2);
+	/* the set moves on; the snapshot does not */
+	CHECK_EQ(add1(&c, r4(6, 9)), 0);
+	s2 = nfg_rs_core_snapshot(&c, NULL);
+	nfg_rs_core_flush(&c);
+	CHECK(s1 && refcount_read(&s1->ref) == 1);
+	if (s1 && s2) {
+		CHECK_EQ(s1->count, 2);
+		nfg_rs_array_range(s1, 1, &r);
+		CHECK(r.start.lo == 10 && r.end.lo == 15 && !r.start.hi);
+		CHECK(nfg_rs_array_lookup4(s1, 3));
+		CHECK(!nfg_rs_array_lookup4(s1, 7));
+		CHECK_EQ(s2->count, 1);
+		CHECK(nfg_rs_array_lookup4(s2, 7));
+	}
+	live = shim_alloc_live;
+	nfg_rs_array_put(s1);
+	CHECK_EQ(shim_alloc_live, live - 1);
+	nfg_rs_array_put(s2);
+	CHECK_EQ(shim_alloc_live, live - 2);
+	nfg_rs_array_put(NULL);
+	set_fini(&c);
+}
+
+static void test_test_op(void)
+{
+	struct nfg_rs_core c;
+
+#define T(s, e)	nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(s), k4(e) })
+	set_init(&c, false, 50);
+	CHECK(!T(0, 0));
+	CHECK_EQ(add1(&c, r4(10, 20)), 0);
+	CHECK_EQ(add1(&c, r4(22, 30)), 0);
+	CHECK(T(10, 20));
+	CHECK(T(10, 10));
+	CHECK(T(20, 20));
+	CHECK(T(22, 30));
+	CHECK(T(25, 26));
+	CHECK(!T(9, 10));
+	CHECK(!T(20, 22));	/* spans the gap at 21 */
+	CHECK(!T(21, 21));
+	CHECK(!T(10, 30));
+	CHECK(!T(31, 31));
+	CHECK(!T(30, 31));
+	CHECK(!T(U32_MAX, U32_MAX));
+#undef T
+	set_fini(&c);
+}
+
+/* Sets of 1..70 ranges: every address of the universe against a model. */
+static void test_lookup_exhaustive(void)
+{
+	u32 n, i, a;
+
+	for (n = 1; n <= 70; n++) {
+		struct nfg_rs_core c4, c6;
+		unsigned char model[64 * 72];
+		const struct nfg_rs_key base6 = { 0x20010db800000000ULL, U64_MAX - 100 };
+
+		memset(model, 0, sizeof(model));
+		set_init(&c4, false, 1000);
+		set_init(&c6, true, 1000);
+		for (i = 0; i < n; i++) {
+			/* ranges of varying width with gaps of varying width */
+			u32 s = i * 64 + (i % 7) + 1, e = s + (i * 13) % 50;
+
+			memset(model + s, 1, e - s + 1);
+			CHECK_EQ(add1(&c4, r4(s, e)), 0);
+			CHECK_EQ(add1(&c6, r6(kadd(base6, s), kadd(base6, e))), 0);
+		}
+		CHECK_EQ(c4.count, n);
+		CHECK_EQ(c6.count, n);
+		for (a = 0; a < sizeof(model); a++) {
+			struct nfg_rs_key k = kadd(base6, a);
+
+			if (nfg_rs_array_lookup4(published(&c4), a) != model[a]) {
+				fail_at(__FILE__, __LINE__, "v4 n=%u addr %u", n, a);
+				break;
+			}
+			if (nfg_rs_array_lookup6(published(&c6), &k) != model[a]) {
+				fail_at(__FILE__, __LINE__, "v6 n=%u addr %u", n, a);
+				break;
+			}
+		}
+		CHECK(!nfg_rs_array_lookup4(published(&c4), U32_MAX));
+		CHECK(!nfg_rs_array_lookup6(published(&c6), &KMAX6));
+		set_fini(&c4);
+		set_fini(&c6);
+	}
+	CHECK(!nfg_rs_array_lookup4(NULL, 0));
+	CHECK(!nfg_rs_array_lookup6(NULL, &KMAX6));
+}
+
+static void test_key_conversion(void)
+{
+	const u8 v4[4] = { 10, 1, 2, 3 };
+	const u8 v6[16] = {
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1,
+		0x80, 0, 0, 0, 0, 0, 0xab, 0xcd,
+	};
+	struct nfg_rs_key k;
+	u8 out[16];
+
+	nfg_rs_key_from_be(&k, v4, false);
+	CHECK(k.hi == 0 && k.lo == 0x0a010203);
+	memset(out, 0xee, sizeof(out));
+	nfg_rs_key_to_be(out, &k, false);
+	CHECK(!memcmp(out, v4, 4));
+	CHECK(out[4] == 0xee);	/* writes 4 bytes only */
+
+	nfg_rs_key_from_be(&k, v6, true);
+	CHECK(k.hi == 0x20010db800000001ULL && k.lo == 0x800000000000abcdULL);
+	nfg_rs_key_to_be(out, &k, true);
+	CHECK(!memcmp(out, v6, 16));
+}
+
+static void test_stats_info(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 1234);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.count, 0);
+	CHECK_EQ(info.maxelem, 1234);
+	CHECK_EQ(info.memsize, 0);
+	CHECK_EQ(info.lookups, 0);
+	CHECK_EQ(add1(&c, r4(100, 199)), 0);
+	CHECK_EQ(add1(&c, r4(300, 399)), 0);
+	CHECK(nfg_rs_core_match4(&c, 100));
+	CHECK(nfg_rs_core_match4(&c, 399));
+	CHECK(!nfg_rs_core_match4(&c, 200));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.count, 2);
+	CHECK_EQ(info.lookups, 3);
+	CHECK_EQ(info.hits, 2);
+	CHECK(info.memsize >= sizeof(struct nfg_rs_array) + 4 * sizeof(u32) +
+			      2 * sizeof(struct nfg_rs_node));
+	set_fini(&c);
+}
+
+/* ---- random operations against a bitmap model ------------------------- */
+
+#define UNIVERSE	65536U
+
+static u64 rng_state;
+
+static u64 rng(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static u32 rnd(u32 n)
+{
+	return (u32)(rng() % n);
+}
+
+struct model {
+	unsigned char	bit[UNIVERSE];
+	u32		maxelem;
+};
+
+static u32 model_runs(const struct model *m)
+{
+	u32 i, runs = 0;
+
+	for (i = 0; i < UNIVERSE; i++)
+		if (m->bit[i] && (i == 0 || !m->bit[i - 1]))
+			runs++;
+	return runs;
+}
+
+struct universe {
+	bool			v6;
+	struct nfg_rs_key	base;	/* key of bit 0 */
+};
+
+static struct nfg_rs_key ukey(const struct universe *u, u32 i)
+{
+	return kadd(u->base, i);
+}
+
+/* The set holds exactly the runs of the model. */
+static void compare_model(struct nfg_rs_core *c, const struct model *m,
+			  const struct universe *u, unsigned int step)
+{
+	const struct nfg_rs_array *arr = published(c);
+	struct nfg_rs_range r, want;
+	u32 i = 0, j, s;
+
+	if (!check_core(c)) {
+		fail_at(__FILE__, __LINE__, "step %u: invariants", step);
+		return;
+	}
+	for (j = 0; j < UNIVERSE; j++) {
+		if (!m->bit[j])
+			continue;
+		for (s = j; j + 1 < UNIVERSE && m->bit[j + 1]; j++)
+			;
+		want = r6(ukey(u, s), ukey(u, j));
+		if (!arr || i >= arr->count) {
+			fail_at(__FILE__, __LINE__, "step %u: missing range %u", step, i);
+			return;
+		}
+		nfg_rs_array_range(arr, i, &r);
+		if (!range_eq(&r, &want)) {
+			fail_at(__FILE__, __LINE__,
+				"step %u: range %u is [+%" PRIu64 ", +%" PRIu64 "], model [+%u, +%u]",
+				step, i, r.start.lo - u->base.lo, r.end.lo - u->base.lo, s, j);
+			return;
+		}
+		i++;
+	}
+	if ((arr ? arr->count : 0) != i)
+		fail_at(__FILE__, __LINE__, "step %u: %u ranges, model has %u",
+			step, arr ? arr->count : 0, i);
+	if (c->maxelem != m->maxelem)
+		fail_at(__FILE__, __LINE__, "step %u: maxelem %u, model %u",
+			step, c->maxelem, m->maxelem);
+}
+
+static bool lookup(struct nfg_rs_core *c, const struct universe *u,
+		   struct nfg_rs_key k, unsigned long *lookups,
+		   unsigned long *hits)
+{
+	bool hit = u->v6 ? nfg_rs_core_match6(c, &k) :
+			   nfg_rs_core_match4(c, (u32)k.lo);
+
+	(*lookups)++;
+	*hits += hit;
+	return hit;
+}
+
+static void check_lookups(struct nfg_rs_core *c, const struct model *m,
+			  const struct universe *u, bool all, unsigned int step,
+			  unsigned long *lookups, unsigned long *hits)
+{
+	u32 i, n = all ? UNIVERSE : 64;
+	struct nfg_rs_key below = u->base, above = ukey(u, UNIVERSE - 1);
+	bool edge_lo, edge_hi;
+
+	for (i = 0; i < n; i++) {
+		u32 a = all ? i : rnd(UNIVERSE);
+
+		if (lookup(c, u, ukey(u, a), lookups, hits) != m->bit[a]) {
+			fail_at(__FILE__, __LINE__, "step %u: lookup of +%u", step, a);
+			return;
+		}
+	}
+	/* just outside the universe nothing is ever added */
+	edge_lo = rs_key_is_min(&below);
+	edge_hi = rs_key_is_max(&above, u->v6);
+	if (!edge_lo) {
+		rs_key_dec(&below);
+		CHECK(!lookup(c, u, below, lookups, hits));
+	}
+	if (!edge_hi) {
+		rs_key_inc(&above);
+		CHECK(!lookup(c, u, above, lookups, hits));
+	}
+}
+
+static void check_tests(struct nfg_rs_core *c, const struct model *m,
+			const struct universe *u, unsigned int step)
+{
+	struct nfg_rs_range r;
+	u32 t, s, e, i;
+	bool want;
+
+	for (t = 0; t < 8; t++) {
+		s = rnd(UNIVERSE);
+		e = min(UNIVERSE - 1, s + rnd(t < 4 ? 4 : 300));
+		want = true;
+		for (i = s; i <= e; i++)
+			want &= m->bit[i];
+		r = r6(ukey(u, s), ukey(u, e));
+		if (nfg_rs_core_test(c, &r) != want) {
+			fail_at(__FILE__, __LINE__, "step %u: test [+%u, +%u]", step, s, e);
+			return;
+		}
+	}
+}
+
+static struct nfg_rs_range random_range(const struct universe *u, u32 *s, u32 *e)
+{
+	u32 p = rnd(100), len;
+
+	if (p < 60)
+		len = 1 + rnd(16);
+	else if (p < 85)
+		len = 1 + rnd(512);
+	else if (p < 98)
+		len = 1 + rnd(8192);
+	else
+		len = 1 + rnd(UNIVERSE);
+	*s = rnd(UNIVERSE);
+	if (p < 3)	/* hug the universe's edges */
+		*s = rnd(2) ? 0 : UNIVERSE - len;
+	*e = min(UNIVERSE - 1, *s + len - 1);
+	return r6(ukey(u, *s), ukey(u, *e));
+}
+
+struct rand_set {
+	struct nfg_rs_core	c;
+	struct model		m;
+	unsigned long		lookups, hits;
+};
+
+static void random_ops(u64 seed, const struct universe *u, unsigned int steps,
+		       u32 maxelem_a, u32 maxelem_b)
+{
+	struct rand_set *sets = calloc(2, sizeof(*sets));
+	struct nfg_rs_range batch[64];
+	struct model *next = malloc(sizeof(*next));
+	struct nfg_rs_array *snap = NULL;
+	struct model *snap_model = malloc(sizeof(*snap_model));
+	unsigned int step, i, nr_enomem = 0, nr_enospc = 0, nr_einval = 0;
+	struct nfg_rs_core_info info;
+
+	rng_state = seed;
+	sets[0].m.maxelem = maxelem_a;
+	sets[1].m.maxelem = maxelem_b;
+	set_init(&sets[0].c, u->v6, maxelem_a);
+	set_init(&sets[1].c, u->v6, maxelem_b);
+
+	for (step = 0; step < steps && cur_failures < 5; step++) {
+		struct rand_set *rs = &sets[rnd(4) == 0];	/* mostly set 0 */
+		u32 p = rnd(1000), n, s, e;
+		enum nfg_rs_op op;
+		bool invalid = false, want_enospc;
+		int err, want;
+
+		if (p < 5) {
+			nfg_rs_core_flush(&rs->c);
+			memset(rs->m.bit, 0, UNIVERSE);
+			compare_model(&rs->c, &rs->m, u, step);
+			continue;
+		}
+		if (p < 25) {
+			struct model tmp;
+
+			CHECK_EQ(nfg_rs_core_swap(&sets[0].c, &sets[1].c), 0);
+			tmp = sets[0].m;
+			sets[0].m = sets[1].m;
+			sets[1].m = tmp;
+			compare_model(&sets[0].c, &sets[0].m, u, step);
+			compare_model(&sets[1].c, &sets[1].m, u, step);
+			continue;
+		}
+		if (p < 40) {
+			/* take or check and drop a snapshot of set 0 */
+			if (!snap) {
+				snap = nfg_rs_core_snapshot(&sets[0].c, NULL);
+				*snap_model = sets[0].m;
+			} else {
+				for (i = 0; i < 256; i++) {
+					u32 a = rnd(UNIVERSE);
+					struct nfg_rs_key k = ukey(u, a);
+					bool hit = u->v6 ? nfg_rs_array_lookup6(snap, &k) :
+							   nfg_rs_array_lookup4(snap, (u32)k.lo);
+
+					if (hit != snap_model->bit[a]) {
+						fail_at(__FILE__, __LINE__,
+							"step %u: snapshot lookup +%u", step, a);
+						break;
+					}
+				}
+				nfg_rs_array_put(snap);
+				snap = NULL;
+			}
+			continue;
+		}
+
+		op = p < 600 ? NFG_RS_OP_ADD : NFG_RS_OP_DEL;
+		n = rnd(10) ? 1 + rnd(8) : 1 + rnd(ARRAY_SIZE(batch));
+		*next = rs->m;
+		for (i = 0; i < n; i++) {
+			batch[i] = random_range(u, &s, &e);
+			memset(next->bit + s, op == NFG_RS_OP_ADD, e - s + 1);
+		}
+		if (rnd(50) == 0) {
+			/* one reversed range spoils the batch */
+			i = rnd(n);
+			if (!key_eq(&batch[i].start, &batch[i].end)) {
+				swap(batch[i].start, batch[i].end);
+				invalid = true;
+			}
+		}
+		if (rnd(20) == 0)
+			shim_fail_alloc_in(1 + rnd(6));
+
+		err = nfg_rs_core_update(&rs->c, batch, n, op);
+
+		want_enospc = model_runs(next) > rs->m.maxelem;
+		if (invalid)
+			want = -EINVAL;
+		else if (shim_alloc_failed())
+			want = -ENOMEM;
+		else if (want_enospc)
+			want = -ENOSPC;
+		else
+			want = 0;
+		shim_fail_alloc_in(0);
+		if (err != want) {
+			fail_at(__FILE__, __LINE__, "step %u: update returned %d, expected %d",
+				step, err, want);
+			break;
+		}
+		if (!err)
+			rs->m = *next;
+		nr_enomem += err == -ENOMEM;
+		nr_enospc += err == -ENOSPC;
+		nr_einval += err == -EINVAL;
+
+		compare_model(&rs->c, &rs->m, u, step);
+		check_lookups(&rs->c, &rs->m, u, step % 500 == 0, step,
+			      &rs->lookups, &rs->hits);
+		check_tests(&rs->c, &rs->m, u, step);
+	}
+
+	for (i = 0; i < 2; i++) {
+		compare_model(&sets[i].c, &sets[i].m, u, step);
+		check_lookups(&sets[i].c, &sets[i].m, u, true, step,
+			      &sets[i].lookups, &sets[i].hits);
+		nfg_rs_core_info(&sets[i].c, &info);
+		CHECK_EQ(info.lookups, sets[i].lookups);
+		CHECK_EQ(info.hits, sets[i].hits);
+		CHECK_EQ(info.count, model_runs(&sets[i].m));
+		set_fini(&sets[i].c);
+	}
+	nfg_rs_array_put(snap);
+	/* the interesting paths were taken */
+	CHECK(nr_enomem > 0);
+	CHECK(nr_einval > 0);
+	if (maxelem_a < 1000)
+		CHECK(nr_enospc > 0);
+	free(snap_model);
+	free(next);
+	free(sets);
+}
+
+static const struct universe U4_ZERO = { false, { 0, 0 } };
+static const struct universe U4_MID = { false, { 0, 0x0a000000 } };
+static const struct universe U4_TOP = { false, { 0, 0xffff0000 } };
+static const struct universe U6_MID = { true, { 0x20010db800000000ULL, 0x10000 } };
+static const struct universe U6_CARRY = { true, { 7, U64_MAX - 32767 } };
+static const struct universe U6_TOP = { true, { U64_MAX, U64_MAX - 65535 } };
+static const struct universe U6_ZERO = { true, { 0, 0 } };
+
+static void test_random_v4_zero(void)	{ random_ops(1, &U4_ZERO, 3000, 1000000, 1000000); }
+static void test_random_v4_mid(void)	{ random_ops(2, &U4_MID, 3000, 1000000, 64); }
+static void test_random_v4_top(void)	{ random_ops(3, &U4_TOP, 3000, 1000000, 1000000); }
+static void test_random_v4_small(void)	{ random_ops(4, &U4_MID, 3000, 40, 1000000); }
+static void test_random_v4_seed5(void)	{ random_ops(0x5eed5, &U4_TOP, 3000, 60, 25); }
+static void test_random_v6_mid(void)	{ random_ops(6, &U6_MID, 2000, 1000000, 1000000); }
+static void test_random_v6_carry(void)	{ random_ops(7, &U6_CARRY, 2000, 1000000, 50); }
+static void test_random_v6_top(void)	{ random_ops(8, &U6_TOP, 2000, 1000000, 1000000); }
+static void test_random_v6_zero(void)	{ random_ops(9, &U6_ZERO, 2000, 30, 1000000); }
+
+int main(void)
+{
+	run("add_merge", test_add_merge);
+	run("add_batch", test_add_batch);
+	run("del_split", test_del_split);
+	run("del_multi", test_del_multi);
+	run("edges_v4", test_edges_v4);
+	run("edges_v6", test_edges_v6);
+	run("invalid", test_invalid);
+	run("maxelem", test_maxelem);
+	run("enomem_rollback", test_enomem_rollback);
+	run("swap", test_swap);
+	run("snapshot", test_snapshot);
+	run("test_op", test_test_op);
+	run("lookup_exhaustive", test_lookup_exhaustive);
+	run("key_conversion", test_key_conversion);
+	run("stats_info", test_stats_info);
+	run("random_v4_zero", test_random_v4_zero);
+	run("random_v4_mid", test_random_v4_mid);
+	run("random_v4_top", test_random_v4_top);
+	run("random_v4_small", test_random_v4_small);
+	run("random_v4_seed5", test_random_v4_seed5);
+	run("random_v6_mid", test_random_v6_mid);
+	run("random_v6_carry", test_random_v6_carry);
+	run("random_v6_top", test_random_v6_top);
+	run("random_v6_zero", test_random_v6_zero);
+
+	printf("%u passed, %u failed\n", tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
+}
