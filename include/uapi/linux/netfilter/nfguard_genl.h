@@ -8,9 +8,15 @@
 
 #include <linux/types.h>
 
+/*
+ * Family names are "nfg_<extension>": GENL_NAMSIZ is 16 including the NUL,
+ * too short for "nfguard_rangeset" (the kernel's genl_ctrl fortify check
+ * panics on a 16-character name).
+ */
+
 /* ---- rangeset ---------------------------------------------------------- */
 
-#define NFG_RANGESET_GENL_NAME		"nfguard_rangeset"
+#define NFG_RANGESET_GENL_NAME		"nfg_rangeset"
 #define NFG_RANGESET_GENL_VERSION	1
 #define NFG_RANGESET_DEFAULT_MAXELEM	1048576U
 
