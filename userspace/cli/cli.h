@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nfguard CLI: shared helpers. Every error is printed as
+ * "nfguard: <what>: <reason>" on stderr and the command exits 1.
+ */
+#ifndef NFG_CLI_H
+#define NFG_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifndef NFG_VERSION
+#define NFG_VERSION "0.1"
+#endif
+
+#define CLI_EXIT_ERROR	1
+
+/* Print "nfguard: <what>: <message>\n" to stderr. */
+void cli_err(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* cli_err() then exit(1). */
+void cli_die(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * Call fn for every line of @path ("-" = stdin), with 1-based line
+ * numbers; the line has no trailing newline and may be modified. fn
+ * returns 0 to go on, <0 to stop. Returns 0, fn's negative value, or
+ * -errno on I/O errors (reported with cli_err under @what).
+ */
+int cli_for_each_line(const char *what, const char *path,
+		      int (*fn)(char *line, unsigned int lineno, void *data),
+		      void *data);
+
+/* Flush stdout; report a write error (e.g. EPIPE, ENOSPC) and exit 1. */
+void cli_flush_or_die(const char *what);
+
+/* Sub-commands: argv[0] is the sub-command name ("set", ...). */
+int cmd_set(int argc, char **argv);
+void usage_set(FILE *f);
+
+#endif /* NFG_CLI_H */

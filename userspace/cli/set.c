@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nfguard set: named IPv4/IPv6 range sets (xt_rangeset).
+ *
+ * Input is always validated completely before anything is sent. One
+ * netlink request is applied by the kernel completely or not at all; an
+ * add/del of more elements than one request holds (nfg_rs_batch_size(),
+ * 1024 by default) is several requests, and a failure says how many were
+ * applied. restore creates and fills sets, and undoes what it created
+ * when a later step fails.
+ */
+#define _GNU_SOURCE	/* POSIX/GNU APIs also under -std=c11 */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "nfg_rangeset.h"
+#include "nfg_rsfile.h"
+
+/* Input errors printed before giving up. */
+#define MAX_REPORTED_ERRORS	20
+
+void usage_set(FILE *f)
+{
+	fprintf(f,
+		"nfguard set create NAME ipv4|ipv6 [maxelem N]\n"
+		"nfguard set destroy NAME\n"
+		"nfguard set add NAME ELEM... | add NAME -f FILE|-\n"
+		"nfguard set del NAME ELEM... | del NAME -f FILE|-\n"
+		"nfguard set flush NAME\n"
+		"nfguard set test NAME ELEM     (exit 0: in the set, 2: not in the set)\n"
+		"nfguard set swap NAME1 NAME2\n"
+		"nfguard set rename NAME NEWNAME\n"
+		"nfguard set list [NAME]\n"
+		"nfguard set save [NAME]\n"
+		"nfguard set restore [-f FILE|-] [--replace]\n"
+		"  ELEM: 10.0.0.1, 10.0.0.0/8, 10.0.0.1-10.0.0.9, 2001:db8::/32, ...\n");
+}
+
+static char what[128];
+
+static const char *set_what(const char *cmd, const char *name)
+{
+	if (name)
+		snprintf(what, sizeof(what), "%s %s", cmd, name);
+	else
+		snprintf(what, sizeof(what), "%s", cmd);
+	return what;
+}
+
+static struct nfg_rs *open_or_die(void)
+{
+	struct nfg_err e;
+	struct nfg_rs *h = nfg_rs_open(&e);
+
+	if (!h)
+		cli_die(what, "%s", nfg_err_str(&e));
+	return h;
+}
+
+static void check_name_or_die(const char *name, bool strict)
+{
+	struct nfg_err e;
+
+	if (nfg_rs_name_check(name, strict, &e) < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+}
+
+static void need_args(int argc, int min, int max, const char *syntax)
+{
+	if (argc < min || (max >= 0 && argc > max))
+		cli_die(what, "usage: nfguard set %s", syntax);
+}
+
+static uint8_t family_or_die(struct nfg_rs *h, const char *name)
+{
+	struct nfg_rs_info info;
+	struct nfg_err e;
+
+	if (nfg_rs_get(h, name, &info, &e) < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	return info.family;
+}
+
+/* ---- create / destroy / flush / swap / rename ----------------------------- */
+
+static int set_create(int argc, char **argv)
+{
+	struct nfg_err e;
+	struct nfg_rs *h;
+	uint32_t maxelem = 0;
+	uint8_t family;
+
+	need_args(argc, 3, 5, "create NAME ipv4|ipv6 [maxelem N]");
+	check_name_or_die(argv[1], true);
+	family = nfg_family_parse(argv[2]);
+	if (!family)
+		cli_die(what, "unknown family \"%s\" (use ipv4 or ipv6)", argv[2]);
+	if (argc > 3) {
+		char *end;
+		unsigned long long v;
+
+		if (strcmp(argv[3], "maxelem") || argc != 5)
+			cli_die(what, "usage: nfguard set create NAME ipv4|ipv6 [maxelem N]");
+		errno = 0;
+		v = strtoull(argv[4], &end, 10);
+		if (errno || end == argv[4] || *end || argv[4][0] == '-' ||
+		    v < 1 || v > NFG_RS_MAXELEM_LIMIT)
+			cli_die(what, "maxelem must be a number from 1 to %u",
+				NFG_RS_MAXELEM_LIMIT);
+		maxelem = (uint32_t)v;
+	}
+	h = open_or_die();
+	if (nfg_rs_create(h, argv[1], family, maxelem, &e) < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	nfg_rs_close(h);
+	return 0;
+}
+
+static int set_simple(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	bool two = !strcmp(cmd, "swap") || !strcmp(cmd, "rename");
+	struct nfg_err e;
+	struct nfg_rs *h;
+	int ret;
+
+	if (two)
+		need_args(argc, 3, 3, !strcmp(cmd, "swap") ?
+			  "swap NAME1 NAME2" : "rename NAME NEWNAME");
+	else
+		need_args(argc, 2, 2, !strcmp(cmd, "destroy") ?
+			  "destroy NAME" : "flush NAME");
+	check_name_or_die(argv[1], false);
+	if (two)
+		check_name_or_die(argv[2], !strcmp(cmd, "rename"));
+	h = open_or_die();
+	if (!strcmp(cmd, "destroy"))
+		ret = nfg_rs_destroy(h, argv[1], &e);
+	else if (!strcmp(cmd, "flush"))
+		ret = nfg_rs_flush(h, argv[1], &e);
+	else if (!strcmp(cmd, "swap"))
+		ret = nfg_rs_swap(h, argv[1], argv[2], &e);
+	else
+		ret = nfg_rs_rename(h, argv[1], argv[2], &e);
+	if (ret < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	nfg_rs_close(h);
+	return 0;
+}
+
+/* ---- add / del ---------------------------------------------------------- */
+
+struct elemfile_ctx {
+	const char *path;
+	uint8_t family;
+	struct nfg_rangevec v;
+	unsigned int errors;
+};
+
+static int elemfile_line(char *line, unsigned int lineno, void *data)
+{
+	struct elemfile_ctx *c = data;
+	char err[256];
+
+	if (nfg_elemline_parse(line, c->family, &c->v, err, sizeof(err)) < 0) {
+		if (++c->errors <= MAX_REPORTED_ERRORS)
+			cli_err(what, "%s:%u: %s",
+				strcmp(c->path, "-") ? c->path : "<stdin>",
+				lineno, err);
+	}
+	return 0;
+}
+
+static void report_batch_failure(const struct nfg_rs_batch *b,
+				 const struct nfg_err *e)
+{
+	cli_err(what, "%s", nfg_err_str(e));
+	if (b->requests > 1)
+		cli_err(what,
+			"%zu of %zu requests (%zu of %zu merged ranges) had been applied before the failing one; the failing request and the rest were not",
+			b->requests_done, b->requests, b->elems_done, b->elems);
+}
+
+static int set_adddel(int argc, char **argv)
+{
+	bool add = !strcmp(argv[0], "add");
+	struct elemfile_ctx c = { 0 };
+	struct nfg_rs_batch b;
+	struct nfg_err e;
+	struct nfg_rs *h;
+	int i, ret;
+
+	need_args(argc, 3, -1, add ? "add NAME ELEM... | add NAME -f FILE|-" :
+		  "del NAME ELEM... | del NAME -f FILE|-");
+	check_name_or_die(argv[1], false);
+	h = open_or_die();
+	c.family = family_or_die(h, argv[1]);
+
+	if (!strcmp(argv[2], "-f") || !strcmp(argv[2], "--file")) {
+		if (argc != 4)
+			cli_die(what, "usage: nfguard set %s NAME -f FILE|-",
+				argv[0]);
+		c.path = argv[3];
+		if (cli_for_each_line(what, c.path, elemfile_line, &c) < 0)
+			exit(CLI_EXIT_ERROR);
+	} else {
+		char err[256];
+		struct nfg_range r;
+
+		for (i = 2; i < argc; i++) {
+			if (nfg_range_parse(argv[i], c.family, &r, err,
+					    sizeof(err)) < 0) {
+				if (++c.errors <= MAX_REPORTED_ERRORS)
+					cli_err(what, "%s", err);
+				continue;
+			}
+			if (nfg_rangevec_push(&c.v, &r) < 0)
+				cli_die(what, "out of memory");
+		}
+	}
+	if (c.errors) {
+		if (c.errors > MAX_REPORTED_ERRORS)
+			cli_err(what, "... %u more invalid lines or elements",
+				c.errors - MAX_REPORTED_ERRORS);
+		cli_die(what, "%u invalid element%s: nothing was changed",
+			c.errors, c.errors == 1 ? "" : "s");
+	}
+	if (add)
+		ret = nfg_rs_add(h, argv[1], c.v.r, c.v.n, &b, &e);
+	else
+		ret = nfg_rs_del(h, argv[1], c.v.r, c.v.n, &b, &e);
+	if (ret < 0) {
+		report_batch_failure(&b, &e);
+		exit(CLI_EXIT_ERROR);
+	}
+	nfg_rangevec_free(&c.v);
+	nfg_rs_close(h);
+	return 0;
+}
+
+/* ---- test --------------------------------------------------------------- */
+
+static int set_test(int argc, char **argv)
+{
+	struct nfg_range r;
+	struct nfg_err e;
+	struct nfg_rs *h;
+	char err[256];
+	uint8_t family;
+	bool in;
+
+	need_args(argc, 3, 3, "test NAME ELEM");
+	check_name_or_die(argv[1], false);
+	h = open_or_die();
+	family = family_or_die(h, argv[1]);
+	if (nfg_range_parse(argv[2], family, &r, err, sizeof(err)) < 0)
+		cli_die(what, "%s", err);
+	if (nfg_rs_test(h, argv[1], &r, &in, &e) < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	nfg_rs_close(h);
+	printf("%s is %sin set %s\n", argv[2], in ? "" : "NOT ", argv[1]);
+	cli_flush_or_die(what);
+	return in ? 0 : 2;
+}
+
+/* ---- list / save -------------------------------------------------------- */
+
+struct setlist {
+	struct nfg_rs_info *s;
+	size_t n, cap;
+};
+
+static int setlist_cb(const struct nfg_rs_info *set, void *data)
+{
+	struct setlist *l = data;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct nfg_rs_info *ns = realloc(l->s, cap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		l->s = ns;
+		l->cap = cap;
+	}
+	l->s[l->n++] = *set;
+	return 0;
+}
+
+static int info_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct nfg_rs_info *)a)->name,
+		      ((const struct nfg_rs_info *)b)->name);
+}
+
+static void all_sets_or_die(struct nfg_rs *h, struct setlist *l)
+{
+	struct nfg_err e;
+
+	memset(l, 0, sizeof(*l));
+	if (nfg_rs_list(h, setlist_cb, l, &e) < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	if (l->n)
+		qsort(l->s, l->n, sizeof(*l->s), info_cmp);
+}
+
+struct print_ctx {
+	const char *name;
+	struct nfg_rs_info hdr;
+	bool hdr_done;
+	bool save;
+};
+
+static void print_hdr(struct print_ctx *c)
+{
+	const struct nfg_rs_info *s = &c->hdr;
+	char buf[128];
+
+	if (c->hdr_done)
+		return;
+	c->hdr_done = true;
+	if (c->save) {
+		nfg_rsline_create(buf, sizeof(buf), c->name, s->family,
+				  s->maxelem);
+		fputs(buf, stdout);
+		return;
+	}
+	printf("Name: %s\nFamily: %s\nMaxelem: %" PRIu32 "\nRanges: %" PRIu32
+	       "\nReferences: %" PRIu32 "\nLookups: %" PRIu64 "\nHits: %" PRIu64
+	       "\nMemory: %" PRIu64 " bytes\nMembers:\n",
+	       c->name, nfg_family_name(s->family), s->maxelem, s->count,
+	       s->refs, s->lookups, s->hits, s->memsize);
+}
+
+static int print_range(const struct nfg_range *r, void *data)
+{
+	struct print_ctx *c = data;
+	char buf[NFG_RANGE_STRLEN + 64];
+
+	print_hdr(c);
+	if (c->save) {
+		if (nfg_rsline_add(buf, sizeof(buf), c->name, r) < 0)
+			return -EPROTO;
+		fputs(buf, stdout);
+	} else {
+		if (nfg_range_format(r, buf, sizeof(buf)) < 0)
+			return -EPROTO;
+		puts(buf);
+	}
+	return ferror(stdout) ? -EIO : 0;
+}
+
+/* Returns 0, or -ENOENT if the set vanished (and !must_exist). */
+static int print_set(struct nfg_rs *h, const char *name, bool save,
+		     bool must_exist)
+{
+	struct print_ctx c = { .name = name, .save = save };
+	struct nfg_err e;
+	int ret;
+
+	ret = nfg_rs_dump(h, name, &c.hdr, print_range, &c, &e);
+	if (ret == -ENOENT && !must_exist && !c.hdr_done)
+		return -ENOENT;
+	if (ret == -EIO)
+		cli_flush_or_die(what);
+	if (ret < 0)
+		cli_die(what, "%s", nfg_err_str(&e));
+	print_hdr(&c);
+	return 0;
+}
+
+static int set_list(int argc, char **argv)
+{
+	struct setlist l;
+	struct nfg_rs *h;
+	size_t i;
+
+	need_args(argc, 1, 2, "list [NAME]");
+	if (argc == 2)
+		check_name_or_die(argv[1], false);
+	h = open_or_die();
+	if (argc == 2) {
+		print_set(h, argv[1], false, true);
+	} else {
+		all_sets_or_die(h, &l);
+		printf("%-31s %-6s %10s %10s %6s %14s %14s %12s\n", "NAME",
+		       "FAMILY", "RANGES", "MAXELEM", "REFS", "LOOKUPS", "HITS",
+		       "MEMORY");
+		for (i = 0; i < l.n; i++)
+			printf("%-31s %-6s %10" PRIu32 " %10" PRIu32 " %6" PRIu32
+			       " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 "\n",
+			       l.s[i].name, nfg_family_name(l.s[i].family),
+			       l.s[i].count, l.s[i].maxelem, l.s[i].refs,
+			       l.s[i].lookups, l.s[i].hits, l.s[i].memsize);
+		free(l.s);
+	}
+	cli_flush_or_die(what);
+	nfg_rs_close(h);
+	return 0;
+}
+
+static int set_save(int argc, char **argv)
+{
+	struct setlist l;
+	struct nfg_rs *h;
+	size_t i;
+
+	need_args(argc, 1, 2, "save [NAME]");
+	if (argc == 2)
+		check_name_or_die(argv[1], false);
+	h = open_or_die();
+	if (argc == 2) {
+		print_set(h, argv[1], true, true);
+	} else {
+		all_sets_or_die(h, &l);
+		/* a set destroyed meanwhile is simply not saved */
+		for (i = 0; i < l.n; i++)
+			print_set(h, l.s[i].name, true, false);
+		free(l.s);
+	}
+	cli_flush_or_die(what);
+	nfg_rs_close(h);
+	return 0;
+}
+
+/* ---- restore ------------------------------------------------------------ */
+
+struct restore_ctx {
+	struct nfg_rs *h;
+	const char *path;
+	struct nfg_rsplan plan;
+	unsigned int errors;
+};
+
+static int restore_lookup(const char *name, uint8_t *family, void *data,
+			  char *err, size_t errlen)
+{
+	struct restore_ctx *c = data;
+	struct nfg_rs_info info;
+	struct nfg_err e;
+
+	if (nfg_rs_get(c->h, name, &info, &e) < 0) {
+		if (e.code == ENOENT)
+			snprintf(err, errlen,
+				 "set \"%s\" does not exist and is not created before this line",
+				 name);
+		else
+			snprintf(err, errlen, "set \"%s\": %s", name,
+				 nfg_err_str(&e));
+		return -1;
+	}
+	*family = info.family;
+	return 0;
+}
+
+static int restore_line(char *line, unsigned int lineno, void *data)
+{
+	struct restore_ctx *c = data;
+	char err[256];
+
+	if (nfg_rsplan_line(&c->plan, line, lineno, restore_lookup, c, err,
+			    sizeof(err)) < 0) {
+		if (++c->errors <= MAX_REPORTED_ERRORS)
+			cli_err(what, "%s:%u: %s",
+				strcmp(c->path, "-") ? c->path : "<stdin>",
+				lineno, err);
+	}
+	return 0;
+}
+
+/* Sets this restore created, in order, so a failure can remove them. */
+struct undo {
+	char (*names)[XT_RANGESET_MAXNAMELEN];
+	size_t n;
+};
+
+static void undo_created(struct nfg_rs *h, struct undo *u)
+{
+	struct nfg_err e;
+
+	while (u->n > 0) {
+		const char *name = u->names[--u->n];
+
+		if (nfg_rs_destroy(h, name, &e) < 0)
+			cli_err(what, "undo: cannot destroy set \"%s\": %s",
+				name, nfg_err_str(&e));
+	}
+}
+
+static int set_restore(int argc, char **argv)
+{
+	struct restore_ctx c = { .path = "-" };
+	char (*tmp)[XT_RANGESET_MAXNAMELEN];
+	bool *replace;
+	struct undo u = { 0 };
+	sigset_t block, old;
+	size_t i, j;
+	bool do_replace = false;
+	struct nfg_rs_batch b;
+	struct nfg_err e;
+	int k;
+
+	for (k = 1; k < argc; k++) {
+		if ((!strcmp(argv[k], "-f") || !strcmp(argv[k], "--file")) &&
+		    k + 1 < argc)
+			c.path = argv[++k];
+		else if (!strcmp(argv[k], "--replace") || !strcmp(argv[k], "-x"))
+			do_replace = true;
+		else
+			cli_die(what, "usage: nfguard set restore [-f FILE|-] [--replace]");
+	}
+	c.h = open_or_die();
+
+	/* 1. Parse and validate everything. */
+	if (cli_for_each_line(what, c.path, restore_line, &c) < 0)
+		exit(CLI_EXIT_ERROR);
+	if (c.errors) {
+		if (c.errors > MAX_REPORTED_ERRORS)
+			cli_err(what, "... %u more invalid lines",
+				c.errors - MAX_REPORTED_ERRORS);
+		cli_die(what, "%u invalid line%s: nothing was changed",
+			c.errors, c.errors == 1 ? "" : "s");
+	}
+
+	/* 2. Check sets to create against the kernel. */
+	replace = calloc(c.plan.n + 1, sizeof(*replace));
+	tmp = calloc(c.plan.n + 1, sizeof(*tmp));
+	u.names = calloc(c.plan.n + 1, sizeof(*u.names));
+	if (!replace || !tmp || !u.names)
+		cli_die(what, "out of memory");
+	for (i = 0; i < c.plan.n; i++) {
+		struct nfg_rsplan_set *s = &c.plan.sets[i];
+		struct nfg_rs_info info;
+
+		if (!s->create)
+			continue;
+		if (nfg_rs_get(c.h, s->name, &info, &e) == 0) {
+			if (!do_replace) {
+				cli_err(what,
+					"line %u: set \"%s\" already exists (use --replace to replace its contents)",
+					s->line, s->name);
+				c.errors++;
+			} else if (info.family != s->family) {
+				cli_err(what,
+					"line %u: set \"%s\" exists as %s, the input creates it as %s",
+					s->line, s->name,
+					nfg_family_name(info.family),
+					nfg_family_name(s->family));
+				c.errors++;
+			}
+			replace[i] = true;
+		} else if (e.code != ENOENT) {
+			cli_die(what, "%s", nfg_err_str(&e));
+		}
+	}
+	if (c.errors)
+		cli_die(what, "nothing was changed");
+
+	/* Do not leave temporary or half-filled sets behind on ^C. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+
+	/* 3. Create and fill new sets (or temporary twins of replaced ones). */
+	for (i = 0; i < c.plan.n; i++) {
+		struct nfg_rsplan_set *s = &c.plan.sets[i];
+		const char *target = s->name;
+		unsigned int tries = 0;
+
+		if (!s->create)
+			continue;
+		if (replace[i]) {
+			for (;;) {
+				snprintf(tmp[i], sizeof(tmp[i]), "nfgtmp.%u.%u.%u",
+					 (unsigned int)getpid() % 10000000u,
+					 (unsigned int)(i % 100000), tries % 10u);
+				if (nfg_rs_create(c.h, tmp[i], s->family,
+						  s->maxelem, &e) == 0)
+					break;
+				if (e.code != EEXIST || ++tries >= 10)
+					goto fail_create;
+			}
+			target = tmp[i];
+		} else if (nfg_rs_create(c.h, s->name, s->family, s->maxelem,
+					 &e) < 0) {
+			goto fail_create;
+		}
+		snprintf(u.names[u.n++], XT_RANGESET_MAXNAMELEN, "%s", target);
+		if (nfg_rs_add(c.h, target, s->elems.r, s->elems.n, &b, &e) < 0) {
+			cli_err(what, "line %u: set \"%s\": %s", s->line,
+				s->name, nfg_err_str(&e));
+			goto fail;
+		}
+		continue;
+fail_create:
+		cli_err(what, "line %u: cannot create set \"%s\": %s", s->line,
+			s->name, nfg_err_str(&e));
+		goto fail;
+	}
+
+	/* 4. Adds to sets that existed before (cannot be undone). */
+	for (i = 0; i < c.plan.n; i++) {
+		struct nfg_rsplan_set *s = &c.plan.sets[i];
+
+		if (s->create || !s->elems.n)
+			continue;
+		if (nfg_rs_add(c.h, s->name, s->elems.r, s->elems.n, &b, &e) < 0) {
+			cli_err(what, "set \"%s\" (first named on line %u): %s",
+				s->name, s->line, nfg_err_str(&e));
+			if (b.requests_done)
+				cli_err(what,
+					"%zu of %zu requests to existing set \"%s\" had been applied and stay applied",
+					b.requests_done, b.requests, s->name);
+			goto fail;
+		}
+	}
+
+	/* 5. Swap replaced sets into place, all or none. */
+	for (i = 0; i < c.plan.n; i++) {
+		if (!replace[i])
+			continue;
+		if (nfg_rs_swap(c.h, c.plan.sets[i].name, tmp[i], &e) < 0) {
+			cli_err(what, "cannot swap in set \"%s\": %s",
+				c.plan.sets[i].name, nfg_err_str(&e));
+			for (j = 0; j < i; j++) {
+				struct nfg_err e2;
+
+				if (replace[j] &&
+				    nfg_rs_swap(c.h, c.plan.sets[j].name,
+						tmp[j], &e2) < 0)
+					cli_err(what,
+						"undo: cannot swap back set \"%s\": %s",
+						c.plan.sets[j].name,
+						nfg_err_str(&e2));
+			}
+			goto fail;
+		}
+	}
+	/* The temporary sets now hold the old contents. */
+	for (i = 0; i < c.plan.n; i++)
+		if (replace[i] && nfg_rs_destroy(c.h, tmp[i], &e) < 0)
+			cli_err(what,
+				"warning: cannot destroy temporary set \"%s\": %s",
+				tmp[i], nfg_err_str(&e));
+
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	nfg_rsplan_free(&c.plan);
+	free(replace);
+	free(tmp);
+	free(u.names);
+	nfg_rs_close(c.h);
+	return 0;
+
+fail:
+	undo_created(c.h, &u);
+	cli_err(what, "sets created by this restore were removed%s",
+		do_replace ? ", replaced sets keep their old contents" : "");
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	exit(CLI_EXIT_ERROR);
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+int cmd_set(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "create", set_create },
+		{ "destroy", set_simple },
+		{ "add", set_adddel },
+		{ "del", set_adddel },
+		{ "flush", set_simple },
+		{ "test", set_test },
+		{ "swap", set_simple },
+		{ "rename", set_simple },
+		{ "list", set_list },
+		{ "save", set_save },
+		{ "restore", set_restore },
+	};
+	size_t i;
+
+	if (argc < 2) {
+		usage_set(stderr);
+		return CLI_EXIT_ERROR;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage_set(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		set_what(argv[1], argc > 2 && strcmp(argv[1], "restore") ?
+			 argv[2] : NULL);
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
+	cli_err("set", "unknown command \"%s\" (try nfguard set help)", argv[1]);
+	return CLI_EXIT_ERROR;
+}

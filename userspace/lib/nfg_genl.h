@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libnfguard: a small generic netlink client on top of libmnl, shared by
+ * the per-extension control-plane clients (nfg_rangeset.h, ...).
+ *
+ * - resolves a family id by name through nlctrl;
+ * - requests extended acks (NETLINK_EXT_ACK) and capped acks
+ *   (NETLINK_CAP_ACK, so a rejected 45 KB batch does not come back whole);
+ * - turns an error ack into a positive errno plus the kernel's extack
+ *   message (struct nfg_err), for doits and for dumps (NLMSG_DONE errors).
+ *
+ * One handle = one socket; not thread-safe, use one handle per thread.
+ */
+#ifndef NFG_GENL_H
+#define NFG_GENL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libmnl/libmnl.h>
+
+/*
+ * Error report. code is a positive errno (0 = no error). msg is a one-line
+ * reason: the kernel's extack message when it sent one, otherwise text
+ * from libnfguard, otherwise empty (then use strerror(code)).
+ */
+struct nfg_err {
+	int code;
+	bool kernel_msg;	/* msg is the kernel's extack message */
+	char msg[256];
+};
+
+void nfg_err_clear(struct nfg_err *e);
+/* Always returns -code (convenient for "return nfg_err_set(...)"). */
+int nfg_err_set(struct nfg_err *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* msg if set, else strerror(code). */
+const char *nfg_err_str(const struct nfg_err *e);
+
+struct nfg_genl;
+
+/*
+ * Open a socket and resolve @family_name. On a missing family returns
+ * NULL with e->code == ENOENT (the kernel module is not loaded and could
+ * not be autoloaded).
+ */
+struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e);
+void nfg_genl_close(struct nfg_genl *g);
+
+uint16_t nfg_genl_family_id(const struct nfg_genl *g);
+uint32_t nfg_genl_family_version(const struct nfg_genl *g);
+
+/*
+ * Largest netlink message (bytes) the kernel accepts from this socket
+ * (limited by SO_SNDBUF) that also fits libnfguard's request buffer.
+ */
+size_t nfg_genl_max_msg(const struct nfg_genl *g);
+
+/*
+ * Start a request in the handle's buffer: nlmsghdr + genlmsghdr with
+ * @cmd/@version. @flags are added to NLM_F_REQUEST (e.g. NLM_F_ACK,
+ * NLM_F_DUMP). Add attributes with mnl_attr_put*(nlh, ...) and
+ * mnl_attr_*_check(nlh, nfg_genl_bufsize(g), ...).
+ */
+struct nlmsghdr *nfg_genl_msg(struct nfg_genl *g, uint8_t cmd,
+			      uint8_t version, uint16_t flags);
+size_t nfg_genl_bufsize(const struct nfg_genl *g);
+
+/*
+ * Send @nlh and process replies until the request is finished: the ack of
+ * a doit (send with NLM_F_ACK) or the NLMSG_DONE of a dump. Every data
+ * message goes to @cb (may be NULL); cb returns MNL_CB_OK to go on or
+ * MNL_CB_ERROR to stop delivering (the rest of a dump is then read and
+ * dropped so the socket stays usable; nfg_genl_talk returns -ECANCELED
+ * unless cb set an error in @e).
+ * Returns 0 or -errno with @e filled in.
+ */
+int nfg_genl_talk(struct nfg_genl *g, struct nlmsghdr *nlh, mnl_cb_t cb,
+		  void *data, struct nfg_err *e);
+
+#endif /* NFG_GENL_H */
