@@ -55,12 +55,12 @@ $(B)/kernel/%/.built: $(KSRC)
 	@touch $@
 
 .PHONY: check-style
+# sparse (C=2: check every file) and W=1 on every kernel, then checkpatch.
 check-style: modules
-	@for k in $(KABIS); do \
-		echo "== sparse $$k"; \
-		$(MAKE) -C $(dir $(call kdir,$$k)) M=$(B)/kernel/$$k C=2 W=1 modules 2>&1 | \
-			tee $(B)/kernel/$$k/sparse.log | grep -E 'warning|error' && exit 1; \
-	done; \
+	@set -o pipefail; $(foreach k,$(KABIS),echo "== sparse + W=1 $(k)" && \
+		$(MAKE) -s -C $(dir $(call kdir,$(k))) M=$(B)/kernel/$(k) C=2 W=1 modules 2>&1 | \
+			tee $(B)/kernel/$(k)/sparse.log && \
+		! grep -E '(warning|error):' $(B)/kernel/$(k)/sparse.log &&) true
 	./tests/checkpatch.sh kernel/*.c kernel/*.h kernel/compat/*.h
 
 # --- userspace ----------------------------------------------------------------
