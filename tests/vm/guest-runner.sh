@@ -1,0 +1,171 @@
+#!/bin/bash
+# PID 1 inside the nfguard test guest, after switch_root into the host root.
+# Usage (by the initramfs /init only): guest-runner.sh RESULTS_DIR
+# run.sh copies this file into the results directory, so editing the tree
+# never disturbs a running guest.
+#
+# Reads RESULTS_DIR/guest.env and RESULTS_DIR/cases.list, runs every case in
+# order in its own process with a timeout, cleans up after it, and records
+# for case NNN:
+#   case.NNN.start   written when the case starts (the host watches it)
+#   case.NNN.log     stdout+stderr of the case, then of the cleanup
+#   case.NNN.dmesg   kernel log produced by the case and its cleanup
+#   case.NNN.result  status= rc= secs= reason=
+# then powers the guest off. PID 1 must never exit (the kernel would panic).
+# Process start-up is slow under TCG (~0.1 s per dynamically linked exec),
+# so this uses bash builtins wherever it can.
+set -u
+R=${1:-/run/nfg-vm}
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LANG=C
+
+say() {
+	local up _
+	read -r up _ </proc/uptime
+	echo "[$up] nfg-runner: $*" >/dev/console
+}
+# Sleep without a process: read with a timeout on a FIFO nobody writes to.
+exec 8<>/run/nfg-sleep.fifo
+nap() { read -r -t "$1" -u 8; }
+poweroff_now() {
+	sync
+	say "NFG-RUNNER-POWEROFF"
+	echo o >/proc/sysrq-trigger
+	while :; do nap 60; done
+}
+now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
+
+declare -A ENV=()
+while IFS='=' read -r k v; do ENV[$k]=$v; done <"$R/guest.env"
+NFG_TOP=${ENV[NFG_TOP]:-} NFG_KABI=${ENV[NFG_KABI]:-}
+CASE_TIMEOUT=${ENV[NFG_CASE_TIMEOUT]:-300}
+XTABLES_SYSDIR=${ENV[NFG_XTABLES_SYSDIR]:-}
+if [ -z "$NFG_TOP" ] || [ -z "$NFG_KABI" ]; then say "bad guest.env"; poweroff_now; fi
+if [ "${ENV[NFG_TRACE]:-0}" = 1 ]; then
+	exec 19>"$R/runner.trace"
+	BASH_XTRACEFD=19
+	PS4='+ [${EPOCHREALTIME}] '
+	set -x
+fi
+read -r kernel_release </proc/sys/kernel/osrelease
+[ "$kernel_release" = "$NFG_KABI" ] || say "WARNING: running kernel $kernel_release is not $NFG_KABI"
+
+# Any of these in the kernel log written during a case fails the case.
+SPLAT_RE='Oops|BUG:|WARNING:|KASAN|UBSAN|kernel BUG|Kernel panic|possible circular locking|possible recursive locking|INFO: |suspicious RCU usage|scheduling while atomic|general protection|Call Trace|list_(add|del) corruption|refcount_t: |unreferenced object|stack-protector|stack guard page'
+
+dmesg -c >"$R/boot.dmesg" 2>&1
+echo "${EPOCHSECONDS}" >"$R/runner.started"
+say "NFG-RUNNER-START kernel $kernel_release"
+
+# Names of loaded modules, space separated, from /proc/modules.
+mods_now() {
+	local m _ list=" "
+	while read -r m _; do list+="$m "; done </proc/modules
+	echo "$list"
+}
+
+# Restore a fresh state after a case: no processes but us, no netns, no
+# links but lo, empty nft and legacy rulesets, modules the case loaded
+# unloaded (ours included: exercises module exit), /tmp emptied.
+cleanup_case() { # $1 = modules loaded before the case (mods_now format)
+	local before=$1 m t f new ours=() links=() _
+	kill -KILL -1 2>/dev/null
+	nap 0.1
+	wait 2>/dev/null
+	f=(/run/netns/*)
+	[ ! -e "${f[0]}" ] || ip -all netns delete
+	for f in /sys/class/net/*; do
+		[ "${f##*/}" = lo ] || [ ! -e "$f" ] || links+=("${f##*/}")
+	done
+	for m in "${links[@]}"; do ip link del "$m" 2>/dev/null; done
+	[ ! -d /sys/module/nf_tables ] || nft flush ruleset
+	for f in ip_tables_names:iptables-legacy ip6_tables_names:ip6tables-legacy; do
+		[ -s "/proc/net/${f%%:*}" ] || continue
+		while read -r t; do
+			"${f#*:}" -w -t "$t" -F
+			"${f#*:}" -w -t "$t" -X
+		done <"/proc/net/${f%%:*}"
+	done
+	for f in "$NFG_TOP/build/kernel/$NFG_KABI"/*.ko; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		f=${f%.ko}
+		ours+=("${f//-/_}")
+	done
+	for _ in 1 2 3 4 5 6 7 8; do
+		new=()
+		for m in $(mods_now); do
+			[[ $before == *" $m "* ]] || new+=("$m")
+		done
+		for m in "${ours[@]}"; do
+			[ ! -d "/sys/module/$m" ] || [[ " ${new[*]} " == *" $m "* ]] || new+=("$m")
+		done
+		[ ${#new[@]} -gt 0 ] || break
+		timeout 60 rmmod "${new[@]}" 2>/dev/null
+	done
+	[ ${#new[@]} -eq 0 ] || echo "cleanup: modules still loaded: ${new[*]}"
+	f=$(compgen -G '/tmp/*'; compgen -G '/tmp/.[!.]*'; compgen -G '/var/tmp/*')
+	[ -z "$f" ] || rm -rf /tmp/* /tmp/.[!.]* /var/tmp/* 2>/dev/null
+	return 0
+}
+
+xtdir="$NFG_TOP/build/xtables"
+[ -z "$XTABLES_SYSDIR" ] || xtdir="$xtdir:$XTABLES_SYSDIR"
+n=0
+while IFS= read -r case_path <&7; do
+	[ -n "$case_path" ] || continue
+	n=$((n + 1))
+	printf -v id %03d "$n"
+	name=${case_path##*/}
+	name=${name%.sh}
+	base="$R/case.$id"
+	before=$(mods_now)
+	mkdir "$base.d"
+	echo "$name" >"$base.start"
+	say "NFG-CASE-START $id $name"
+	t0=$(now_us)
+	(
+		set +x
+		exec 7<&- 8<&- 19>&-
+		cd /tmp || exit 1
+		casepath=$NFG_TOP/build/bin:$PATH
+		for v in $(compgen -e); do unset "$v" 2>/dev/null; done
+		export HOME=/tmp TMPDIR=/tmp LANG=C TERM=dumb PATH="$casepath" \
+			NFG_TOP NFG_KABI NFG_KMOD_DIR="$NFG_TOP/build/kernel/$NFG_KABI" \
+			XTABLES_LIBDIR="$xtdir" NFG_CASE="$name" NFG_ARTIFACTS="$base.d" \
+			NFG_CASE_TIMEOUT="$CASE_TIMEOUT"
+		exec timeout -k 5 "$CASE_TIMEOUT" bash "$case_path"
+	) </dev/null >"$base.log" 2>&1
+	rc=$?
+	t1=$(now_us)
+	cleanup_case "$before" >>"$base.log" 2>&1
+	nap 0.3 # let deferred work (netns teardown, RCU callbacks) report
+	dmesg -c >"$base.dmesg" 2>&1
+	secs=$(((t1 - t0) / 100000))
+	secs=$((secs / 10)).$((secs % 10))
+	splat=
+	while IFS= read -r line; do
+		if [[ $line =~ $SPLAT_RE ]]; then
+			line=${line#\[*\] }
+			splat=${line:0:160}
+			break
+		fi
+	done <"$base.dmesg"
+	if [ -n "$splat" ]; then
+		status=FAIL reason="kernel: $splat"
+	elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } &&
+		[ $(((t1 - t0) / 1000000)) -ge "$CASE_TIMEOUT" ]; then
+		status=FAIL reason="timeout after ${CASE_TIMEOUT}s"
+	elif [ "$rc" -ne 0 ]; then
+		status=FAIL reason="exit $rc"
+	else
+		status=PASS reason=
+	fi
+	rmdir "$base.d" 2>/dev/null
+	printf 'status=%s\nrc=%s\nsecs=%s\nreason=%s\n' "$status" "$rc" "$secs" "$reason" >"$base.result.tmp"
+	mv "$base.result.tmp" "$base.result"
+	say "NFG-CASE-END $id $name $status ${secs}s"
+done 7<"$R/cases.list"
+
+echo "${EPOCHSECONDS}" >"$R/done"
+poweroff_now

@@ -1,0 +1,28 @@
+# shellcheck shell=sh
+# nfg_vm_kabis TOP: print the kernel ABIs to test, space separated:
+# $KABIS if set, else "KABIS = ..." from TOP/build/config.mk, else the newest
+# installed 6.1 and 6.12 Debian kernels (headers in /usr/src, image in
+# build/kernels/ABI or /boot).
+nfg_vm_kabis() {
+	if [ -n "${KABIS:-}" ]; then
+		echo "$KABIS"
+		return 0
+	fi
+	if [ -f "$1/build/config.mk" ]; then
+		_k=$(sed -n 's/^[[:space:]]*KABIS[[:space:]]*[:?]\{0,1\}=[[:space:]]*//p' "$1/build/config.mk" | tail -n 1)
+		if [ -n "$_k" ]; then
+			echo "$_k"
+			return 0
+		fi
+	fi
+	_k=
+	for _series in '6.1.[0-9]*-amd64' '6.12.[0-9]*-amd64'; do
+		_new=$(for _d in /usr/src/linux-headers-$_series; do
+			_a=${_d#/usr/src/linux-headers-}
+			[ -f "$_d/Makefile" ] && { [ -r "$1/build/kernels/$_a/boot/vmlinuz-$_a" ] ||
+				[ -r "/boot/vmlinuz-$_a" ]; } && echo "$_a"
+		done | sort -V | tail -n 1)
+		[ -z "$_new" ] || _k="$_k $_new"
+	done
+	echo "${_k# }"
+}

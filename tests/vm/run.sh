@@ -1,0 +1,280 @@
+#!/bin/bash
+# Boot one kernel under QEMU (TCG) with the host root as the guest's root and
+# run test cases inside it.
+#
+# usage: tests/vm/run.sh -k ABI [-t CASE_TIMEOUT] [-T BOOT_TIMEOUT] [-o OUTDIR] [-v] CASE.sh...
+#
+#   -k ABI           kernel ABI, e.g. 6.12.117+deb12-amd64: build/kernels/ABI/ (unpacked by
+#                    tests/deps.sh) or else the host's /boot/vmlinuz-ABI and /lib/modules/ABI
+#   -t SECONDS       per-case timeout inside the guest (default 300, env NFG_VM_CASE_TIMEOUT)
+#   -T SECONDS       whole-boot timeout enforced on the host; default
+#                    300 + ncases * (CASE_TIMEOUT + GRACE) (env NFG_VM_BOOT_TIMEOUT)
+#   -o DIR           results directory (default build/vm/ABI/out); emptied first
+#   -v               copy the guest console to stdout while running
+#
+# Environment: NFG_VM_GRACE (default 90): seconds beyond CASE_TIMEOUT without
+# progress after which the host declares the guest hung and kills QEMU.
+# NFG_VM_BOOT_LIMIT (default 300): seconds allowed until the runner starts.
+# NFG_VM_LOCK (default /tmp/nfguard-qemu.lock; "none" disables): lock file that
+# serializes QEMU runs on this machine. NFG_VM_QEMU_ARGS: extra QEMU arguments.
+# NFG_VM_TRACE=1: xtrace of the guest runner (with uptimes) in OUTDIR/runner.trace.
+#
+# Output: "PASS name (Ns)" / "FAIL name (reason)" per case, then
+# "N passed, N failed". Exit 0 only when every case passed. OUTDIR keeps
+# console.log, case.NNN.{log,dmesg,result}, boot.dmesg and summary.
+set -u
+
+usage() {
+	sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2
+	exit 2
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+abi='' out='' verbose=0
+case_timeout=${NFG_VM_CASE_TIMEOUT:-300} boot_timeout=${NFG_VM_BOOT_TIMEOUT:-}
+grace=${NFG_VM_GRACE:-90}
+boot_limit=${NFG_VM_BOOT_LIMIT:-300}
+while getopts k:t:T:o:vh opt; do
+	case $opt in
+	k) abi=$OPTARG ;;
+	t) case_timeout=$OPTARG ;;
+	T) boot_timeout=$OPTARG ;;
+	o) out=$OPTARG ;;
+	v) verbose=1 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+{ [ -n "$abi" ] && [ $# -gt 0 ]; } || usage
+case $case_timeout$grace$boot_limit${boot_timeout:-0} in *[!0-9]*) echo "run.sh: timeouts must be integers" >&2; exit 2 ;; esac
+[ -z "$boot_timeout" ] && boot_timeout=$((300 + $# * (case_timeout + grace)))
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+
+# Kernel image and modules: unpacked under build/kernels/ABI by tests/deps.sh
+# (the host's /boot is never touched), else an installed linux-image-ABI.
+kroot=$top/build/kernels/$abi
+[ -r "$kroot/boot/vmlinuz-$abi" ] || kroot=
+kernel=$kroot/boot/vmlinuz-$abi
+[ -r "$kernel" ] || die "no kernel $kernel (run tests/deps.sh)"
+[ -d "$kroot/lib/modules/$abi/kernel" ] || die "no $kroot/lib/modules/$abi (run tests/deps.sh)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+busybox=
+for b in /bin/busybox /usr/bin/busybox; do
+	if [ -x "$b" ] && ! ldd "$b" >/dev/null 2>&1; then busybox=$b; break; fi
+done
+[ -n "$busybox" ] || die "no static busybox (install busybox-static)"
+
+cases=()
+for c in "$@"; do
+	[ -f "$c" ] || die "no such case: $c"
+	c=$(cd "$(dirname "$c")" && pwd)/$(basename "$c")
+	cases+=("$c")
+done
+
+vmdir=$top/build/vm/$abi
+mkdir -p "$vmdir" || die "cannot create $vmdir"
+
+# ---------------------------------------------------------------- initramfs
+# Cached under build/vm/ABI/; rebuilt when busybox, the /init script or any of
+# the virtio/9p modules changes.
+build_initramfs() {
+	local mods=() line p key stage m dst
+	while read -r line; do
+		case $line in
+		insmod\ *)
+			p=${line#insmod }
+			p=${p%% *}
+			case " ${mods[*]} " in *" $p "*) ;; *) mods+=("$p") ;; esac
+			;;
+		esac
+	done < <(modprobe ${kroot:+-d "$kroot"} -S "$abi" -a --show-depends virtio_pci 9pnet_virtio 9p 2>/dev/null)
+	# Builtin modules show as "builtin NAME"; 9p itself must be available somehow.
+	if [ ${#mods[@]} -eq 0 ] && ! grep -q '/9p.ko' "$kroot/lib/modules/$abi/modules.builtin" 2>/dev/null; then
+		die "modprobe -S $abi found no 9p modules (depmod not run?)"
+	fi
+	key=$({
+		echo "v1 $abi"
+		sha256sum "$busybox" "$here/initramfs-init.sh" "${mods[@]}"
+	} | sha256sum | cut -d' ' -f1)
+	initramfs=$vmdir/initramfs.cpio
+	if [ -f "$initramfs" ] && [ "$(cat "$vmdir/initramfs.key" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	echo "run.sh: building $initramfs (${#mods[@]} modules)"
+	stage=$(mktemp -d "$vmdir/initramfs.XXXXXX") || die "mktemp"
+	mkdir -p "$stage/bin" "$stage/lib/modules" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/newroot"
+	cp "$busybox" "$stage/bin/busybox"
+	for m in $("$busybox" --list); do
+		[ "$m" = busybox ] || ln -s busybox "$stage/bin/$m"
+	done
+	: >"$stage/modules.list"
+	for m in "${mods[@]}"; do
+		dst=$(basename "$m")
+		case $m in
+		*.ko.xz) dst=${dst%.xz}; xz -dc "$m" >"$stage/lib/modules/$dst" ;;
+		*.ko.zst) dst=${dst%.zst}; zstd -qdc "$m" >"$stage/lib/modules/$dst" ;;
+		*.ko.gz) dst=${dst%.gz}; gzip -dc "$m" >"$stage/lib/modules/$dst" ;;
+		*) cp "$m" "$stage/lib/modules/$dst" ;;
+		esac || die "cannot unpack $m"
+		echo "$dst" >>"$stage/modules.list"
+	done
+	install -m 755 "$here/initramfs-init.sh" "$stage/init"
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+		>"$stage.cpio" || die "cpio failed"
+	mv "$stage.cpio" "$initramfs"
+	echo "$key" >"$vmdir/initramfs.key"
+	rm -rf "$stage"
+}
+build_initramfs
+
+# ---------------------------------------------------------------- results dir
+[ -n "$out" ] || out=$vmdir/out
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ]; then
+	[ -f "$out/.nfg-vm-out" ] || die "$out exists, is not empty and is not a run.sh results dir"
+	rm -rf "${out:?}"/* "$out"/.nfg-vm-out
+fi
+mkdir -p "$out" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+: >"$out/.nfg-vm-out"
+xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
+[ -n "$xtsys" ] || xtsys=/usr/lib/x86_64-linux-gnu/xtables
+{
+	# The guest runs a snapshot: edits to the tree cannot disturb a running guest.
+	echo "NFG_RUNNER=/run/nfg-vm/guest-runner.sh"
+	echo "NFG_TOP=$top"
+	echo "NFG_KABI=$abi"
+	echo "NFG_KROOT=$kroot"
+	echo "NFG_CASE_TIMEOUT=$case_timeout"
+	echo "NFG_XTABLES_SYSDIR=$xtsys"
+	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
+} >"$out/guest.env"
+printf '%s\n' "${cases[@]}" >"$out/cases.list"
+cp "$here/guest-runner.sh" "$out/guest-runner.sh" || die "cannot copy the guest runner"
+console=$out/console.log
+: >"$console"
+
+# ---------------------------------------------------------------- boot
+if [ "${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock}" != none ]; then
+	exec 9>"${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock}" || die "cannot open lock file"
+	if ! flock -n 9; then
+		echo "run.sh: waiting for another QEMU run to finish (lock ${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock})"
+		flock 9
+	fi
+fi
+
+cmdline="console=ttyS0,115200 panic=-1 oops=panic rdinit=/init log_buf_len=8M"
+cmdline+=" mitigations=off random.trust_cpu=on 8250.nr_uarts=1 i8042.noaux i8042.nokbd"
+# shellcheck disable=SC2206
+extra=(${NFG_VM_QEMU_ARGS:-})
+# shellcheck disable=SC2054 # commas belong to QEMU option values
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot
+	-machine pc -accel tcg,thread=single -cpu max -smp 2 -m 1024
+	-display none -monitor none -serial "file:$console"
+	-kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap"
+	"${extra[@]}")
+printf '%q ' "${qemu[@]}" >"$out/qemu.cmd"
+echo >>"$out/qemu.cmd"
+
+echo "run.sh: booting $abi with ${#cases[@]} case(s) (case timeout ${case_timeout}s, boot timeout ${boot_timeout}s), results in $out"
+t_start=$(date +%s)
+"${qemu[@]}" </dev/null >"$out/qemu.out" 2>&1 &
+qpid=$!
+tailpid=
+if [ "$verbose" = 1 ]; then
+	tail -n +1 -f --pid="$qpid" "$console" &
+	tailpid=$!
+fi
+
+killed=  # why the host killed QEMU, if it did
+passed=0 failed=0 reported=0 boot_secs=
+last_progress=$t_start progress_sig=
+report() { # $1 = index (1-based) of the case whose result file exists
+	local id st secs reason f
+	id=$(printf %03d "$1")
+	f=$out/case.$id.result
+	st=$(sed -n 's/^status=//p' "$f")
+	secs=$(sed -n 's/^secs=//p' "$f")
+	reason=$(sed -n 's/^reason=//p' "$f")
+	if [ "$st" = PASS ]; then
+		echo "PASS $(basename "${cases[$1 - 1]}" .sh) (${secs}s)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $(basename "${cases[$1 - 1]}" .sh) ($reason; log $out/case.$id.log)"
+		failed=$((failed + 1))
+	fi
+}
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 0.5
+	now=$(date +%s)
+	while [ "$reported" -lt ${#cases[@]} ] && [ -f "$out/case.$(printf %03d $((reported + 1))).result" ]; do
+		reported=$((reported + 1))
+		report "$reported"
+	done
+	if [ -z "$boot_secs" ] && [ -f "$out/runner.started" ]; then
+		boot_secs=$((now - t_start))
+	fi
+	sig=$(find "$out" -maxdepth 1 \( -name runner.started -o -name 'case.*.start' -o -name 'case.*.result' \) | wc -l)
+	if [ "$sig" != "$progress_sig" ]; then
+		progress_sig=$sig last_progress=$now
+	fi
+	if [ $((now - t_start)) -ge "$boot_timeout" ]; then
+		killed="boot timeout (${boot_timeout}s) reached"
+	elif [ -z "$boot_secs" ] && [ $((now - t_start)) -ge "$boot_limit" ]; then
+		killed="guest did not start the runner within ${boot_limit}s"
+	elif [ -n "$boot_secs" ] && [ $((now - last_progress)) -ge $((case_timeout + grace)) ]; then
+		killed="guest hung: no progress for $((now - last_progress))s"
+	fi
+	if [ -n "$killed" ]; then
+		kill -TERM "$qpid" 2>/dev/null
+		sleep 2
+		kill -KILL "$qpid" 2>/dev/null
+		break
+	fi
+done
+wait "$qpid" 2>/dev/null
+qrc=$?
+[ -z "$tailpid" ] || { sleep 0.2; kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null; }
+t_end=$(date +%s)
+while [ "$reported" -lt ${#cases[@]} ] && [ -f "$out/case.$(printf %03d $((reported + 1))).result" ]; do
+	reported=$((reported + 1))
+	report "$reported"
+done
+
+# Cases without a result: the guest hung, crashed or never came up.
+if [ "$reported" -lt ${#cases[@]} ]; then
+	if [ -n "$killed" ]; then
+		why="$killed, QEMU killed"
+	elif [ ! -f "$out/runner.started" ]; then
+		why="guest died before the runner started (qemu exit $qrc)"
+	else
+		why="guest died (qemu exit $qrc)"
+	fi
+	# First splat line on the console after the interrupted case started.
+	id=$(printf %03d $((reported + 1)))
+	splat=$(sed -n "/NFG-CASE-START $id /,\$p" "$console" |
+		grep -aE -m 1 'Kernel panic|Oops|BUG:|WARNING:|general protection|sysrq: Trigger a crash' |
+		sed 's/^\[[ 0-9.]*\] *//' | tr -d '\r' | cut -c1-160)
+	for ((i = reported + 1; i <= ${#cases[@]}; i++)); do
+		id=$(printf %03d "$i")
+		name=$(basename "${cases[$i - 1]}" .sh)
+		if [ -f "$out/case.$id.start" ]; then
+			echo "FAIL $name ($why${splat:+; console: $splat}; log $out/case.$id.log)"
+		else
+			echo "FAIL $name (not run: $why)"
+		fi
+		failed=$((failed + 1))
+	done
+	echo "run.sh: console log $console (last 25 lines):"
+	tail -n 25 "$console" | tr -d '\r' | sed 's/^/  | /'
+elif [ ! -f "$out/done" ]; then
+	echo "run.sh: warning: runner did not finish cleanly; console log $console"
+fi
+
+printf 'passed=%s\nfailed=%s\nboot_secs=%s\nwall_secs=%s\n' "$passed" "$failed" "${boot_secs:-}" "$((t_end - t_start))" >"$out/summary"
+echo "run.sh: $abi: boot ${boot_secs:-?}s, wall $((t_end - t_start))s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

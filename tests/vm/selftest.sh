@@ -1,0 +1,104 @@
+#!/bin/bash
+# Self-test of the VM harness: run.sh must detect every deliberately broken
+# case in tests/vm/selftest/ with the right reason, pass the good ones, and
+# exit non-zero.
+#
+# usage: tests/vm/selftest.sh
+#
+# Kernels as for check.sh ($KABIS, build/config.mk, or installed 6.1/6.12).
+# Per kernel it builds selftest/splat/nfg_splat.ko (WARN_ON / NULL deref in
+# module init) under build/vm/ABI/selftest/splat and boots three times:
+#   A: pass, fail, timeout, dirty, clean, warn, oops, notrun
+#      (per-case timeout, freshness between cases, WARNING from the log, a real
+#       Oops killing the guest, cases after it not run)
+#   B: pass, hang, notrun  (panic without reboot: host watchdog kills QEMU)
+#   C: pass with -T 4      (whole-boot timeout before the runner starts)
+# Prints "ok"/"NOT OK" per detection and "N passed, N failed"; exit 0 only if
+# every detection worked.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+st=$here/selftest
+[ $# -eq 0 ] || { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+
+# shellcheck source=tests/vm/kabis.sh
+. "$here/kabis.sh"
+kabis=$(nfg_vm_kabis "$top")
+[ -n "$kabis" ] || { echo "selftest.sh: no kernel ABI configured or installed" >&2; exit 2; }
+
+passed=0 failed=0
+ok() { echo "  ok: $*"; passed=$((passed + 1)); }
+notok() { echo "  NOT OK: $*"; failed=$((failed + 1)); }
+
+# expect OUTPUT_FILE STATUS NAME REASON_ERE: the run.sh line for NAME
+expect() {
+	local line
+	line=$(grep -E "^(PASS|FAIL) $3 \(" "$1" | head -n 1)
+	if [ -z "$line" ]; then
+		notok "$3: no PASS/FAIL line"
+	elif [[ $line != "$2 $3 ("* ]]; then
+		notok "$3: expected $2, got: $line"
+	elif [ -n "$4" ] && ! printf '%s\n' "$line" | grep -qE -- "$4"; then
+		notok "$3: reason does not match /$4/: $line"
+	else
+		ok "$line"
+	fi
+}
+
+# boot LABEL RC_WANTED SUMMARY_ERE [run.sh options --] CASES...
+boot() {
+	local label=$1 summary=$2 opts=() out log rc t0
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	out=$top/build/vm/$abi/selftest/$label
+	log=$top/build/vm/$abi/selftest/$label.out
+	echo "-- $abi boot $label: ${opts[*]} $(for c; do basename "$c" .sh; done | tr '\n' ' ')"
+	t0=$(date +%s)
+	"$here/run.sh" -k "$abi" "${opts[@]}" -o "$out" "$@" >"$log" 2>&1
+	rc=$?
+	sed 's/^/   | /' "$log"
+	echo "   (boot $label took $(($(date +%s) - t0))s)"
+	if [ $rc -ne 0 ]; then ok "run.sh exit $rc (non-zero)"; else notok "run.sh exited 0 despite failures"; fi
+	if grep -qxE "$summary" "$log"; then ok "summary '$summary'"; else notok "summary line is not '$summary'"; fi
+	LOG=$log
+}
+
+t_all=$(date +%s)
+for abi in $kabis; do
+	echo "== $abi"
+	kdir=/usr/src/linux-headers-$abi
+	sdir=$top/build/vm/$abi/selftest/splat
+	rm -rf "$sdir"
+	mkdir -p "$sdir"
+	cp "$st/splat/nfg_splat.c" "$st/splat/Kbuild" "$sdir/"
+	if make -C "$kdir" M="$sdir" modules >"$sdir/build.log" 2>&1 && [ -f "$sdir/nfg_splat.ko" ]; then
+		ok "built nfg_splat.ko against $kdir"
+	else
+		tail -n 20 "$sdir/build.log"
+		notok "build nfg_splat.ko against $kdir"
+	fi
+
+	boot A '3 passed, 5 failed' -t 12 -- "$st"/st_pass.sh "$st"/st_fail.sh "$st"/st_timeout.sh \
+		"$st"/st_dirty.sh "$st"/st_clean.sh "$st"/st_warn.sh "$st"/st_oops.sh "$st"/st_notrun.sh
+	expect "$LOG" PASS st_pass ''
+	expect "$LOG" FAIL st_fail '\(exit 1;'
+	expect "$LOG" FAIL st_timeout '\(timeout after 12s;'
+	expect "$LOG" PASS st_dirty ''
+	expect "$LOG" PASS st_clean ''
+	expect "$LOG" FAIL st_warn '\(kernel: WARNING: .*nfg_splat'
+	expect "$LOG" FAIL st_oops '\(guest died .*console: .*(BUG: kernel NULL pointer dereference|Oops)'
+	expect "$LOG" FAIL st_notrun '\(not run: guest died'
+	if grep -q 'run.sh: console log .*console.log' "$LOG"; then ok "console log path printed"; else notok "console log path not printed"; fi
+
+	NFG_VM_GRACE=15 boot B '1 passed, 2 failed' -t 10 -- "$st"/st_pass.sh "$st"/st_hang.sh "$st"/st_notrun.sh
+	expect "$LOG" PASS st_pass ''
+	expect "$LOG" FAIL st_hang '\(guest hung: no progress for [0-9]+s, QEMU killed; console: .*(Kernel panic|sysrq)'
+	expect "$LOG" FAIL st_notrun '\(not run: guest hung'
+
+	boot C '0 passed, 1 failed' -T 4 -- "$st"/st_pass.sh
+	expect "$LOG" FAIL st_pass '\(not run: boot timeout \(4s\) reached, QEMU killed\)'
+done
+echo "== selftest on $(echo "$kabis" | wc -w) kernel(s), $(($(date +%s) - t_all))s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
