@@ -7,6 +7,7 @@
 #ifndef _NFG_RANGESET_CORE_H
 #define _NFG_RANGESET_CORE_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 #include <linux/rbtree.h>
@@ -15,7 +16,7 @@
 #include <linux/rwsem.h>
 
 /* Largest maxelem a set may be created with (inclusive). */
-#define NFG_RS_MAXELEM_LIMIT	(1U << 24)
+#define NFG_RS_MAXELEM_LIMIT	BIT(24)
 
 /*
  * An address as a 128-bit host-order key: IPv6 as (hi, lo) 64-bit halves,
