@@ -7,6 +7,7 @@
 nfg_need unshare timeout iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft \
 	iptables-legacy-save iptables-nft-restore ipset
 
+# shellcheck disable=SC2119 # no args: load all of our modules
 nfg_load_modules # our matches; mainline ones autoload
 files=("$NFG_TOP"/tests/xt/*.t)
 [ -e "${files[0]}" ] || nfg_fail "no .t files in $NFG_TOP/tests/xt"
