@@ -197,6 +197,8 @@ static struct nfg_rs_key *rs_ends6(struct nfg_rs_array *arr)
 #define rs_cstarts6(a)	((const struct nfg_rs_key *)rs_starts6((struct nfg_rs_array *)(a)))
 #define rs_cends6(a)	((const struct nfg_rs_key *)rs_ends6((struct nfg_rs_array *)(a)))
 
+atomic_t nfg_rs_live_objects = ATOMIC_INIT(0);
+
 static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
 {
 	size_t esz = v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
@@ -207,6 +209,7 @@ static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
 	arr = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!arr)
 		return NULL;
+	atomic_inc(&nfg_rs_live_objects);
 	refcount_set(&arr->ref, 1);
 	arr->count = count;
 	arr->v6 = v6;
@@ -216,8 +219,10 @@ static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
 
 void nfg_rs_array_put(struct nfg_rs_array *arr)
 {
-	if (arr && refcount_dec_and_test(&arr->ref))
+	if (arr && refcount_dec_and_test(&arr->ref)) {
+		atomic_dec(&nfg_rs_live_objects);
 		kvfree_rcu(arr, rcu);
+	}
 }
 
 void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,

@@ -7,6 +7,7 @@
 #ifndef _NFG_RANGESET_CORE_H
 #define _NFG_RANGESET_CORE_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
@@ -101,6 +102,14 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info);
 struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 					  u32 *maxelem);
 void nfg_rs_array_put(struct nfg_rs_array *arr);
+
+/*
+ * Objects alive: arrays whose last reference has not been dropped, plus set
+ * objects (counted by rangeset_nl.c). Control plane only; read by the
+ * live_objects module parameter and checked to be 0 at module exit, so tests
+ * can prove that netns teardown and rmmod leave nothing behind.
+ */
+extern atomic_t nfg_rs_live_objects;
 void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
 			struct nfg_rs_range *r);
 

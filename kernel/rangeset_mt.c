@@ -140,6 +140,18 @@ static void __exit rangeset_mt_exit(void)
 	nfg_rs_nl_exit();
 }
 
+/* Read-only: sets and arrays alive in all namespaces (leak checks in tests). */
+static int rangeset_live_objects_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&nfg_rs_live_objects));
+}
+
+static const struct kernel_param_ops rangeset_live_objects_ops = {
+	.get	= rangeset_live_objects_get,
+};
+module_param_cb(live_objects, &rangeset_live_objects_ops, NULL, 0444);
+MODULE_PARM_DESC(live_objects, "range sets and lookup arrays currently allocated");
+
 module_init(rangeset_mt_init);
 module_exit(rangeset_mt_exit);
 

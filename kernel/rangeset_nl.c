@@ -66,6 +66,7 @@ static void nfg_rs_free_rcu(struct rcu_head *head)
 
 	nfg_rs_core_free(&set->core);
 	kfree(set);
+	atomic_dec(&nfg_rs_live_objects);
 }
 
 /* Process context: the last put frees the tree (it may reschedule). */
@@ -348,6 +349,7 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "out of memory");
 		return err;
 	}
+	atomic_inc(&nfg_rs_live_objects);
 	strscpy(set->name, name, sizeof(set->name));
 	set->family = family;
 	refcount_set(&set->ref, 1);
@@ -988,4 +990,6 @@ void nfg_rs_nl_exit(void)
 	unregister_pernet_subsys(&nfg_rs_net_ops);
 	/* nfg_rs_free_rcu() is module code */
 	rcu_barrier();
+	/* every set and array must have been released by now */
+	WARN_ON_ONCE(atomic_read(&nfg_rs_live_objects));
 }
