@@ -11,10 +11,7 @@
 
 #include "nfg_addr.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void nfg_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -80,12 +77,12 @@ static int parse_addr(const char *s, const char *what, uint8_t want,
 
 	memset(out, 0, 16);
 	if (*s == '\0') {
-		seterr(err, errlen, "missing address in \"%s\"", what);
+		nfg_seterr(err, errlen, "missing address in \"%s\"", what);
 		return -1;
 	}
 	if (strchr(s, ':')) {
 		if (inet_pton(AF_INET6, s, out) != 1) {
-			seterr(err, errlen, "invalid IPv6 address \"%s\"", s);
+			nfg_seterr(err, errlen, "invalid IPv6 address \"%s\"", s);
 			return -1;
 		}
 		fam = NFPROTO_IPV6;
@@ -99,15 +96,15 @@ static int parse_addr(const char *s, const char *what, uint8_t want,
 			if (isalpha((unsigned char)*p))
 				alpha = true;
 		if (alpha && !strchr(s, '.'))
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "invalid address \"%s\" (host names are not accepted)",
 			       s);
 		else
-			seterr(err, errlen, "invalid IPv4 address \"%s\"", s);
+			nfg_seterr(err, errlen, "invalid IPv4 address \"%s\"", s);
 		return -1;
 	}
 	if (want && fam != want) {
-		seterr(err, errlen, "\"%s\" is an %s address, expected %s",
+		nfg_seterr(err, errlen, "\"%s\" is an %s address, expected %s",
 		       what, fam_upper(fam), fam_upper(want));
 		return -1;
 	}
@@ -145,16 +142,16 @@ int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
 	size_t n;
 
 	if (family && !nfg_addr_len(family)) {
-		seterr(err, errlen, "bad family %u", family);
+		nfg_seterr(err, errlen, "bad family %u", family);
 		return -1;
 	}
 	n = strlen(s);
 	if (n == 0) {
-		seterr(err, errlen, "empty element");
+		nfg_seterr(err, errlen, "empty element");
 		return -1;
 	}
 	if (n > NFG_ELEM_MAXLEN) {
-		seterr(err, errlen, "element too long (%zu characters, at most %d)",
+		nfg_seterr(err, errlen, "element too long (%zu characters, at most %d)",
 		       n, NFG_ELEM_MAXLEN);
 		return -1;
 	}
@@ -164,7 +161,7 @@ int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
 	slash = strchr(buf, '/');
 	dash = strchr(buf, '-');
 	if (slash && dash) {
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "\"%s\" mixes a prefix length and a range (use either a/len or a-b)",
 		       s);
 		return -1;
@@ -173,27 +170,27 @@ int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
 	if (dash) {
 		*dash = '\0';
 		if (buf[0] == '\0') {
-			seterr(err, errlen, "missing range start in \"%s\"", s);
+			nfg_seterr(err, errlen, "missing range start in \"%s\"", s);
 			return -1;
 		}
 		if (dash[1] == '\0') {
-			seterr(err, errlen, "missing range end in \"%s\"", s);
+			nfg_seterr(err, errlen, "missing range end in \"%s\"", s);
 			return -1;
 		}
 		if (strchr(dash + 1, '-')) {
-			seterr(err, errlen, "invalid range \"%s\"", s);
+			nfg_seterr(err, errlen, "invalid range \"%s\"", s);
 			return -1;
 		}
 		if (parse_addr(buf, s, family, r->start, &fam1, err, errlen) ||
 		    parse_addr(dash + 1, s, family, r->end, &fam2, err, errlen))
 			return -1;
 		if (fam1 != fam2) {
-			seterr(err, errlen, "range \"%s\" mixes IPv4 and IPv6", s);
+			nfg_seterr(err, errlen, "range \"%s\" mixes IPv4 and IPv6", s);
 			return -1;
 		}
 		r->family = fam1;
 		if (memcmp(r->start, r->end, nfg_addr_len(fam1)) > 0) {
-			seterr(err, errlen, "range \"%s\" has start > end", s);
+			nfg_seterr(err, errlen, "range \"%s\" has start > end", s);
 			return -1;
 		}
 		return 0;
@@ -209,19 +206,19 @@ int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
 		alen = nfg_addr_len(fam1);
 		maxlen = alen * 8;
 		if (*p == '\0' || strlen(p) > 3) {
-			seterr(err, errlen, "invalid prefix length in \"%s\"", s);
+			nfg_seterr(err, errlen, "invalid prefix length in \"%s\"", s);
 			return -1;
 		}
 		for (; *p; p++) {
 			if (!isdigit((unsigned char)*p)) {
-				seterr(err, errlen,
+				nfg_seterr(err, errlen,
 				       "invalid prefix length in \"%s\"", s);
 				return -1;
 			}
 			plen = plen * 10 + (unsigned int)(*p - '0');
 		}
 		if (plen > maxlen) {
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "prefix length %u out of range in \"%s\" (0-%u for %s)",
 			       plen, s, maxlen, fam_upper(fam1));
 			return -1;
@@ -238,7 +235,7 @@ int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
 			if (memcmp(net, r->start, alen)) {
 				inet_ntop(fam1 == NFPROTO_IPV4 ? AF_INET : AF_INET6,
 					  net, nbuf, sizeof(nbuf));
-				seterr(err, errlen,
+				nfg_seterr(err, errlen,
 				       "\"%s\" has host bits set (the network is %s/%u)",
 				       s, nbuf, plen);
 				return -1;

@@ -74,4 +74,9 @@ int nfg_addr_cmp(const uint8_t *a, const uint8_t *b, unsigned int len);
  */
 size_t nfg_ranges_normalize(struct nfg_range *r, size_t n);
 
+/* printf into err[errlen] (nothing when err is NULL): the error reporting
+ * convention of every libnfguard parser. */
+void nfg_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* NFG_ADDR_H */

@@ -16,31 +16,17 @@
 #define RS_MAXELEM_LIMIT	(16U * 1024 * 1024)
 #define MAXTOK			64
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int nfg_rs_name_valid(const char *name, bool strict, char *err, size_t errlen)
 {
 	size_t len = strnlen(name, XT_RANGESET_MAXNAMELEN);
 	const char *p;
 
 	if (len == 0) {
-		seterr(err, errlen, "empty set name");
+		nfg_seterr(err, errlen, "empty set name");
 		return -1;
 	}
 	if (len >= XT_RANGESET_MAXNAMELEN) {
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "set name \"%.40s%s\" is too long (at most %d characters)",
 		       name, strlen(name) > 40 ? "..." : "",
 		       XT_RANGESET_MAXNAMELEN - 1);
@@ -50,7 +36,7 @@ int nfg_rs_name_valid(const char *name, bool strict, char *err, size_t errlen)
 		unsigned char c = (unsigned char)*p;
 
 		if (c <= ' ' || c >= 0x7f) {
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "set name \"%s\" contains a space or control character",
 			       name);
 			return -1;
@@ -60,13 +46,13 @@ int nfg_rs_name_valid(const char *name, bool strict, char *err, size_t errlen)
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		    (c >= '0' && c <= '9') || strchr("_.:+-", c))
 			continue;
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "set name \"%s\" contains '%c' (allowed: letters, digits, _ . : + -)",
 		       name, c);
 		return -1;
 	}
 	if (strict && name[0] == '-') {
-		seterr(err, errlen, "set name \"%s\" must not start with '-'",
+		nfg_seterr(err, errlen, "set name \"%s\" must not start with '-'",
 		       name);
 		return -1;
 	}
@@ -141,7 +127,7 @@ int nfg_elemline_parse(char *line, uint8_t family, struct nfg_rangevec *v,
 		if (nfg_range_parse(p, family, &r, err, errlen) < 0)
 			return -1;
 		if (nfg_rangevec_push(v, &r) < 0) {
-			seterr(err, errlen, "out of memory");
+			nfg_seterr(err, errlen, "out of memory");
 			return -1;
 		}
 	}
@@ -245,18 +231,18 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 	int k;
 
 	if (n < 3) {
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "\"create\" needs a set name and a family (create NAME ipv4|ipv6 [maxelem N])");
 		return -1;
 	}
 	i = plan_find(p, name);
 	if (i >= 0) {
 		if (p->sets[i].create)
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "set \"%s\" is created twice (first on line %u)",
 			       name, p->sets[i].line);
 		else
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "set \"%s\" is created after line %u added to it",
 			       name, p->sets[i].line);
 		return -1;
@@ -272,14 +258,14 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 		family = nfg_family_parse(tok[2]);
 		for (k = 3; k < n; k += 2) {
 			if (strcmp(tok[k], "maxelem")) {
-				seterr(err, errlen,
+				nfg_seterr(err, errlen,
 				       "unknown option \"%s\" (create NAME ipv4|ipv6 [maxelem N])",
 				       tok[k]);
 				return -1;
 			}
 			if (k + 1 >= n ||
 			    parse_u32(tok[k + 1], 1, RS_MAXELEM_LIMIT, &maxelem)) {
-				seterr(err, errlen,
+				nfg_seterr(err, errlen,
 				       "maxelem must be a number from 1 to %u",
 				       RS_MAXELEM_LIMIT);
 				return -1;
@@ -298,14 +284,14 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 				else if (v && !strcmp(v, "inet6"))
 					family = NFPROTO_IPV6;
 				else {
-					seterr(err, errlen,
+					nfg_seterr(err, errlen,
 					       "ipset family must be inet or inet6");
 					return -1;
 				}
 				k++;
 			} else if (!strcmp(o, "maxelem")) {
 				if (!v || parse_u32(v, 1, UINT32_MAX, &maxelem)) {
-					seterr(err, errlen, "bad ipset maxelem");
+					nfg_seterr(err, errlen, "bad ipset maxelem");
 					return -1;
 				}
 				/*
@@ -317,19 +303,19 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 				k++;
 			} else if (!strcmp(o, "netmask") && hash_ip) {
 				if (!v || parse_u32(v, 1, 128, &netmask)) {
-					seterr(err, errlen, "bad ipset netmask");
+					nfg_seterr(err, errlen, "bad ipset netmask");
 					return -1;
 				}
 				k++;
 			} else if (!strcmp(o, "bitmask")) {
-				seterr(err, errlen,
+				nfg_seterr(err, errlen,
 				       "ipset option \"bitmask\" is not supported");
 				return -1;
 			}
 			/* anything else (hashsize, timeout, counters, ...) ignored */
 		}
 		if (netmask && netmask > nfg_addr_len(family) * 8) {
-			seterr(err, errlen, "netmask %u too long for %s", netmask,
+			nfg_seterr(err, errlen, "netmask %u too long for %s", netmask,
 			       nfg_family_name(family));
 			return -1;
 		}
@@ -337,12 +323,12 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 			netmask = 0;
 	} else if (!strncmp(tok[2], "hash:", 5) || !strncmp(tok[2], "bitmap:", 7) ||
 		   !strncmp(tok[2], "list:", 5)) {
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "ipset type \"%s\" is not supported (only hash:ip and hash:net)",
 		       tok[2]);
 		return -1;
 	} else {
-		seterr(err, errlen,
+		nfg_seterr(err, errlen,
 		       "unknown family \"%s\" (ipv4, ipv6, or ipset hash:ip/hash:net)",
 		       tok[2]);
 		return -1;
@@ -350,7 +336,7 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 
 	s = plan_new(p, name, lineno);
 	if (!s) {
-		seterr(err, errlen, "out of memory");
+		nfg_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	s->create = true;
@@ -372,7 +358,7 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 	int k;
 
 	if (n < 3) {
-		seterr(err, errlen, "\"add\" needs a set name and an element");
+		nfg_seterr(err, errlen, "\"add\" needs a set name and an element");
 		return -1;
 	}
 	i = plan_find(p, name);
@@ -382,20 +368,20 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 		if (nfg_rs_name_valid(name, false, err, errlen) < 0)
 			return -1;
 		if (!lookup) {
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "set \"%s\" is not created by this input", name);
 			return -1;
 		}
 		if (lookup(name, &family, data, err, errlen) < 0)
 			return -1;
 		if (!nfg_addr_len(family)) {
-			seterr(err, errlen, "set \"%s\" has an unknown family",
+			nfg_seterr(err, errlen, "set \"%s\" has an unknown family",
 			       name);
 			return -1;
 		}
 		s = plan_new(p, name, lineno);
 		if (!s) {
-			seterr(err, errlen, "out of memory");
+			nfg_seterr(err, errlen, "out of memory");
 			return -1;
 		}
 		s->family = family;
@@ -405,13 +391,13 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 
 	for (k = 3; k < n; k++) {
 		if (!s->ipset) {
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "unexpected \"%s\" after the element (one element per add line)",
 			       tok[k]);
 			return -1;
 		}
 		if (!strcmp(tok[k], "nomatch")) {
-			seterr(err, errlen,
+			nfg_seterr(err, errlen,
 			       "ipset \"nomatch\" elements (exceptions) are not supported");
 			return -1;
 		}
@@ -422,7 +408,7 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 	if (s->netmask)
 		nfg_range_widen(&r, s->netmask);
 	if (nfg_rangevec_push(&s->elems, &r) < 0) {
-		seterr(err, errlen, "out of memory");
+		nfg_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -437,11 +423,11 @@ int nfg_rsplan_line(struct nfg_rsplan *p, char *line, unsigned int lineno,
 
 	n = nfg_tokenize(line, tok, MAXTOK);
 	if (n == -1) {
-		seterr(err, errlen, "too many words");
+		nfg_seterr(err, errlen, "too many words");
 		return -1;
 	}
 	if (n == -2) {
-		seterr(err, errlen, "unbalanced quote");
+		nfg_seterr(err, errlen, "unbalanced quote");
 		return -1;
 	}
 	if (n == 0)
@@ -450,7 +436,7 @@ int nfg_rsplan_line(struct nfg_rsplan *p, char *line, unsigned int lineno,
 		return plan_create(p, tok, n, lineno, err, errlen);
 	if (!strcmp(tok[0], "add"))
 		return plan_add(p, tok, n, lineno, lookup, data, err, errlen);
-	seterr(err, errlen, "unknown command \"%s\" (expected create or add)",
+	nfg_seterr(err, errlen, "unknown command \"%s\" (expected create or add)",
 	       tok[0]);
 	return -1;
 }
