@@ -32,11 +32,26 @@ until mount -t 9p -o "$opts,ro,cache=loose" hostroot /newroot 2>/dev/null; do
 	[ "$i" -lt 50 ] || die "cannot mount hostroot over 9p"
 	sleep 0.1
 done
+mkdir -p /res /hold
+mount -t 9p -o "$opts,rw" results /res || die "cannot mount results export"
+# A tree under /tmp, /run or /var/tmp (a CI checkout in /tmp, say) would be
+# hidden by the tmpfs mounts below: carry it over them.
+NFG_TOP=$(sed -n 's/^NFG_TOP=//p' /res/guest.env)
+hidden=
+case $NFG_TOP/ in
+/tmp/* | /run/* | /var/tmp/*)
+	mount -o bind "/newroot$NFG_TOP" /hold || die "bind $NFG_TOP"
+	hidden=1
+	;;
+esac
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp || die "tmpfs /tmp"
 mount -t tmpfs -o mode=755 tmpfs /newroot/run || die "tmpfs /run"
 mount -t tmpfs -o mode=1777 tmpfs /newroot/var/tmp || die "tmpfs /var/tmp"
+if [ -n "$hidden" ]; then
+	mkdir -p "/newroot$NFG_TOP" && mount -o move /hold "/newroot$NFG_TOP" || die "move $NFG_TOP"
+fi
 mkdir -p "$R"
-mount -t 9p -o "$opts,rw" results "$R" || die "cannot mount results export"
+mount -o move /res "$R" || die "cannot move the results export"
 [ -r "$R/guest.env" ] || die "no guest.env in results export"
 NFG_RUNNER=$(sed -n 's/^NFG_RUNNER=//p' "$R/guest.env")
 { [ -n "$NFG_RUNNER" ] && [ -r "/newroot$NFG_RUNNER" ]; } || die "runner '$NFG_RUNNER' not found"
