@@ -80,7 +80,7 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 	for m in "${links[@]}"; do ip link del "$m" 2>/dev/null; done
 	[ ! -d /sys/module/nf_tables ] || nft flush ruleset
 	for f in ip_tables_names:iptables-legacy ip6_tables_names:ip6tables-legacy; do
-		[ -s "/proc/net/${f%%:*}" ] || continue
+		[ -e "/proc/net/${f%%:*}" ] || continue # (proc files have size 0)
 		while read -r t; do
 			"${f#*:}" -w -t "$t" -F
 			"${f#*:}" -w -t "$t" -X

@@ -184,7 +184,10 @@ nfg_topo_down() {
 nfg_bg() {
 	local ns=$1
 	shift
-	ip netns exec "$ns" "$@" </dev/null >"$NFG_WORK/bg.tmp.log" 2>&1 &
+	(
+		nfg__close_conn_fds
+		exec ip netns exec "$ns" "$@"
+	) </dev/null >"$NFG_WORK/bg.tmp.log" 2>&1 &
 	NFG_LAST_PID=$!
 	mv "$NFG_WORK/bg.tmp.log" "$NFG_WORK/bg.$NFG_LAST_PID.log" 2>/dev/null
 	NFG_BG_PIDS+=("$NFG_LAST_PID")
@@ -233,14 +236,25 @@ nfg_conn_open() {
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
 	NFG_CONN_OUT[$id]=$NFG_WORK/conn.$NFG_CONN_SEQ.out
-	ip netns exec "$ns" socat -b 65536 STDIO "$target,connect-timeout=$to" \
-		<"$fifo" >"${NFG_CONN_OUT[$id]}" 2>"$NFG_WORK/conn.$NFG_CONN_SEQ.err" &
+	# The child must not hold any connection's FIFO open for writing (its
+	# own included), or closing a connection would never reach its socat.
+	(
+		nfg__close_conn_fds "$fd"
+		exec ip netns exec "$ns" socat -b 65536 STDIO "$target,connect-timeout=$to"
+	) <"$fifo" >"${NFG_CONN_OUT[$id]}" 2>"$NFG_WORK/conn.$NFG_CONN_SEQ.err" &
 	pid=$!
 	NFG_CONN_FD[$id]=$fd NFG_CONN_PID[$id]=$pid NFG_CONN_N[$id]=0
 	if ! nfg_conn_send "$id" "hello from $id" "$to"; then
 		nfg_conn_close "$id"
 		return 1
 	fi
+}
+
+# nfg__close_conn_fds [FD...]: in a child, close the FIFO write ends of all
+# held connections (and the given fds).
+nfg__close_conn_fds() {
+	local f
+	for f in "${NFG_CONN_FD[@]}" "$@"; do exec {f}>&-; done
 }
 
 # nfg_conn_send ID TEXT [TIMEOUT_S=5]: send one line over connection ID and

@@ -70,6 +70,12 @@ cases=()
 for c in "$@"; do
 	[ -f "$c" ] || die "no such case: $c"
 	c=$(cd "$(dirname "$c")" && pwd)/$(basename "$c")
+	# The guest sees the host root, but with its own tmpfs on these.
+	case $c in
+	"$top"/*) ;;
+	/tmp/* | /run/* | /var/tmp/* | /dev/* | /proc/* | /sys/*)
+		die "case $c is not visible in the guest (tmpfs there); put it under $top or another path" ;;
+	esac
 	cases+=("$c")
 done
 
