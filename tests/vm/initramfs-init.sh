@@ -48,7 +48,8 @@ mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp || die "tmpfs /tmp"
 mount -t tmpfs -o mode=755 tmpfs /newroot/run || die "tmpfs /run"
 mount -t tmpfs -o mode=1777 tmpfs /newroot/var/tmp || die "tmpfs /var/tmp"
 if [ -n "$hidden" ]; then
-	mkdir -p "/newroot$NFG_TOP" && mount -o move /hold "/newroot$NFG_TOP" || die "move $NFG_TOP"
+	mkdir -p "/newroot$NFG_TOP" || die "mkdir $NFG_TOP"
+	mount -o move /hold "/newroot$NFG_TOP" || die "move $NFG_TOP"
 fi
 mkdir -p "$R"
 mount -o move /res "$R" || die "cannot move the results export"
