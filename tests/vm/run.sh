@@ -211,6 +211,12 @@ report() { # $1 = index (1-based) of the case whose result file exists
 	else
 		echo "FAIL $(basename "${cases[$1 - 1]}" .sh) ($reason; log $out/case.$id.log)"
 		failed=$((failed + 1))
+		# CI keeps only stdout: show why, not just where.
+		tail -n "${NFG_VM_FAIL_TAIL:-25}" "$out/case.$id.log" 2>/dev/null | sed 's/^/    | /'
+		if [ -s "$out/case.$id.dmesg" ]; then
+			echo "    | -- kernel log of the case (tail):"
+			tail -n 15 "$out/case.$id.dmesg" | sed 's/^/    | /'
+		fi
 	fi
 }
 while kill -0 "$qpid" 2>/dev/null; do

@@ -197,7 +197,9 @@ for v in legacy nft; do
 	iptables-$v -w -F
 	iptables-$v-restore <"$S/ipt1" || nfg_fail "$v restore"
 	iptables-$v-save -t filter >"$S/ipt2"
-	diff <(grep -v '^#' "$S/ipt1") <(grep -v '^#' "$S/ipt2") || nfg_fail "$v save/restore differs"
+	# policy counters ([pkts:bytes]) may move between the saves: compare rules
+	diff <(grep -v '^#' "$S/ipt1" | sed 's/ \[[0-9]*:[0-9]*\]$//') \
+		<(grep -v '^#' "$S/ipt2" | sed 's/ \[[0-9]*:[0-9]*\]$//') || nfg_fail "$v save/restore differs"
 	nfg_assert_ok "$v: -D" iptables-$v -w -D INPUT -m rangeset --match-set blk src -j DROP
 	iptables-$v -w -F
 	ip6tables-$v -w -F
