@@ -328,7 +328,9 @@ static void test_family_names(void)
 {
 	CHECK(nfg_family_parse("ipv4") == NFPROTO_IPV4, "ipv4");
 	CHECK(nfg_family_parse("ipv6") == NFPROTO_IPV6, "ipv6");
-	CHECK(nfg_family_parse("inet") == 0, "inet is ipset's word");
+	CHECK(nfg_family_parse("inet") == NFPROTO_IPV4, "inet (ipset's word)");
+	CHECK(nfg_family_parse("inet6") == NFPROTO_IPV6, "inet6 (ipset's word)");
+	CHECK(nfg_family_parse("inet4") == 0, "inet4");
 	CHECK(nfg_family_parse("IPV4") == 0, "case");
 	CHECK_STR(nfg_family_name(NFPROTO_IPV4), "ipv4");
 	CHECK_STR(nfg_family_name(NFPROTO_IPV6), "ipv6");

@@ -30,8 +30,8 @@ void usage_set(FILE *f)
 	fprintf(f,
 		"nfguard set create NAME ipv4|ipv6 [maxelem N]\n"
 		"nfguard set destroy NAME\n"
-		"nfguard set add NAME ELEM... | add NAME -f FILE|-\n"
-		"nfguard set del NAME ELEM... | del NAME -f FILE|-\n"
+		"nfguard set add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE\n"
+		"nfguard set del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE\n"
 		"nfguard set flush NAME\n"
 		"nfguard set test NAME ELEM     (exit 0: in the set, 2: not in the set)\n"
 		"nfguard set swap NAME1 NAME2\n"
@@ -196,17 +196,24 @@ static int set_adddel(int argc, char **argv)
 	struct nfg_rs *h;
 	int i, ret;
 
-	need_args(argc, 3, -1, add ? "add NAME ELEM... | add NAME -f FILE|-" :
-		  "del NAME ELEM... | del NAME -f FILE|-");
+	/* "add NAME" alone reads stdin when it is not a terminal */
+	if (argc == 2 && isatty(STDIN_FILENO))
+		argc = 0;
+	need_args(argc, 2, -1, add ? "add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE" :
+		  "del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE");
 	check_name_or_die(argv[1], false);
 	h = open_or_die();
 	c.family = family_or_die(h, argv[1]);
 
-	if (!strcmp(argv[2], "-f") || !strcmp(argv[2], "--file")) {
+	if (argc == 2 || (argc == 3 && !strcmp(argv[2], "-"))) {
+		c.path = "-";
+	} else if (!strcmp(argv[2], "-f") || !strcmp(argv[2], "--file")) {
 		if (argc != 4)
 			cli_die(what, "usage: nfguard set %s NAME -f FILE|-",
 				argv[0]);
 		c.path = argv[3];
+	}
+	if (c.path) {
 		if (cli_for_each_line(what, c.path, elemfile_line, &c) < 0)
 			exit(CLI_EXIT_ERROR);
 	} else {

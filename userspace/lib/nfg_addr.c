@@ -48,9 +48,10 @@ const char *nfg_family_name(uint8_t family)
 
 uint8_t nfg_family_parse(const char *s)
 {
-	if (!strcmp(s, "ipv4"))
+	/* ipv4/ipv6 are canonical (save prints them); inet/inet6 as in ipset */
+	if (!strcmp(s, "ipv4") || !strcmp(s, "inet"))
 		return NFPROTO_IPV4;
-	if (!strcmp(s, "ipv6"))
+	if (!strcmp(s, "ipv6") || !strcmp(s, "inet6"))
 		return NFPROTO_IPV6;
 	return 0;
 }

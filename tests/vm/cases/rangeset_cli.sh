@@ -100,6 +100,16 @@ nfg_assert_ok "add from stdin" sh -c "nfguard set add big -f - < '$S/list.txt'"
 nfg_assert_eq 5001 "$(count big)" "ranges from stdin"
 nfg_assert_ok "del -f" nfguard set del big -f "$S/list.txt"
 nfg_assert_eq 0 "$(count big)" "del -f"
+nfg_assert_ok "add NAME <FILE (no -f)" sh -c "nfguard set add big < '$S/list.txt'"
+nfg_assert_eq 5001 "$(count big)" "ranges from redirected stdin"
+nfg_assert_ok "del NAME - <FILE" sh -c "sed -n 3,1002p '$S/list.txt' | nfguard set del big -"
+nfg_assert_eq 4001 "$(count big)" "del from a pipe"
+nfg_assert_ok "flush big" nfguard set flush big
+nfg_assert_ok "inet alias" nfguard set create alias4 inet
+nfg_assert_ok "inet6 alias" nfguard set create alias6 inet6 maxelem 7
+nfg_assert_match '^create alias4 ipv4' "$(nfguard set save alias4)" "inet saved as ipv4"
+nfg_assert_match '^create alias6 ipv6 maxelem 7' "$(nfguard set save alias6)" "inet6 saved as ipv6"
+nfg_assert_ok "destroy aliases" sh -c "nfguard set destroy alias4 && nfguard set destroy alias6"
 
 nfg_assert_ok "create small" nfguard set create small ipv4 maxelem 3
 expect 1 'small' nfguard set add small 1.0.0.1 1.0.0.3 1.0.0.5 1.0.0.7
