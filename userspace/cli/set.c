@@ -3,10 +3,10 @@
  * nfguard set: named IPv4/IPv6 range sets (xt_rangeset).
  *
  * Input is always validated completely before anything is sent. One
- * netlink request is applied by the kernel completely or not at all; an
- * add/del of more elements than one request holds (nfg_rs_batch_size(),
- * 1024 by default) is several requests, and a failure says how many were
- * applied. restore creates and fills sets, and undoes what it created
+ * netlink request is applied by the kernel completely or not at all, and
+ * an add/del is one request whenever the socket can send it (see
+ * nfg_rangeset.h); when it has to be split, a failure says how many
+ * requests stayed applied. restore creates and fills sets, and undoes what it created
  * when a later step fails.
  */
 #define _GNU_SOURCE	/* POSIX/GNU APIs also under -std=c11 */

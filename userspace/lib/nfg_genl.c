@@ -3,6 +3,7 @@
  * libnfguard: generic netlink client (libmnl) with extended-ack errors.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,11 @@
  * them at 32 KiB; acks are capped (NETLINK_CAP_ACK). 64 KiB is ample.
  */
 #define NFG_GENL_RCVBUF	(64 * 1024)
+/*
+ * Largest request nfg_genl_reserve() prepares: an add/del of a whole
+ * default-sized (1M ranges) IPv6 set is about 44 MiB.
+ */
+#define NFG_GENL_MAX_REQUEST	(64UL * 1024 * 1024)
 
 struct nfg_genl {
 	struct mnl_socket *nl;
@@ -33,6 +39,8 @@ struct nfg_genl {
 	uint16_t family_id;
 	uint32_t version;
 	size_t sndbuf;		/* SO_SNDBUF as reported by the kernel */
+	size_t want_sndbuf;	/* what nfg_genl_reserve() asked for */
+	size_t bufsize;		/* size of buf */
 	char *buf;		/* request */
 	char *rbuf;		/* replies */
 };
@@ -72,12 +80,38 @@ const char *nfg_err_str(const struct nfg_err *e)
 	return strerror(e->code ? e->code : EIO);
 }
 
+/* Re-read the send buffer size the kernel granted. */
+static void sndbuf_read(struct nfg_genl *g)
+{
+	socklen_t len;
+	int sz = 0;
+
+	len = sizeof(sz);
+	if (getsockopt(mnl_socket_get_fd(g->nl), SOL_SOCKET, SO_SNDBUF, &sz,
+		       &len) < 0 || sz <= 0)
+		sz = 0;
+	g->sndbuf = (size_t)sz;
+}
+
+/*
+ * Ask for a send buffer of @bytes: SO_SNDBUFFORCE (CAP_NET_ADMIN in the
+ * initial user namespace) goes past net.core.wmem_max, SO_SNDBUF up to it.
+ * The kernel doubles the value it stores; what it granted is read back.
+ */
+static void sndbuf_grow(struct nfg_genl *g, size_t bytes)
+{
+	int fd = mnl_socket_get_fd(g->nl);
+	int val = bytes > INT_MAX / 2 ? INT_MAX / 2 : (int)bytes;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
+	sndbuf_read(g);
+}
+
 /* (Re)open the socket with our options. Returns 0 or -errno. */
 static int sock_open(struct nfg_genl *g)
 {
 	int one = 1;
-	int sz = 0;
-	socklen_t len = sizeof(sz);
 
 	g->nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
 	if (!g->nl)
@@ -88,10 +122,9 @@ static int sock_open(struct nfg_genl *g)
 	/* Both exist since 4.12 (EXT_ACK) / 4.3 (CAP_ACK); ignore failures. */
 	mnl_socket_setsockopt(g->nl, NETLINK_EXT_ACK, &one, sizeof(one));
 	mnl_socket_setsockopt(g->nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (getsockopt(mnl_socket_get_fd(g->nl), SOL_SOCKET, SO_SNDBUF, &sz,
-		       &len) < 0 || sz <= 0)
-		sz = 0;
-	g->sndbuf = (size_t)sz;
+	sndbuf_read(g);
+	if (g->want_sndbuf > g->sndbuf)
+		sndbuf_grow(g, g->want_sndbuf);
 	return 0;
 fail:
 	{
@@ -350,13 +383,37 @@ struct nlmsghdr *nfg_genl_msg(struct nfg_genl *g, uint8_t cmd,
 
 size_t nfg_genl_bufsize(const struct nfg_genl *g)
 {
-	(void)g;
-	return NFG_GENL_SNDBUF;
+	return g->bufsize;
+}
+
+int nfg_genl_reserve(struct nfg_genl *g, size_t bytes)
+{
+	char *nb;
+
+	if (bytes > NFG_GENL_MAX_REQUEST)
+		return -EMSGSIZE;
+	if (!g->nl)
+		sock_reset(g);
+	if (!g->nl)
+		return -(errno ? errno : EIO);
+	if (bytes > g->bufsize) {
+		nb = realloc(g->buf, bytes);
+		if (!nb)
+			return -ENOMEM;
+		g->buf = nb;
+		g->bufsize = bytes;
+	}
+	/* netlink_sendmsg() refuses len > sk_sndbuf - 32 with EMSGSIZE. */
+	if (g->sndbuf < bytes + 64) {
+		g->want_sndbuf = bytes + 64;
+		sndbuf_grow(g, bytes + 64);
+	}
+	return nfg_genl_max_msg(g) >= bytes ? 0 : -EMSGSIZE;
 }
 
 size_t nfg_genl_max_msg(const struct nfg_genl *g)
 {
-	size_t max = NFG_GENL_SNDBUF;
+	size_t max = g->bufsize;
 
 	/* netlink_sendmsg() refuses len > sk_sndbuf - 32 with EMSGSIZE. */
 	if (g->sndbuf > 64 && g->sndbuf - 64 < max)
@@ -419,6 +476,7 @@ struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e)
 	if (!g)
 		goto nomem;
 	g->buf = malloc(NFG_GENL_SNDBUF);
+	g->bufsize = NFG_GENL_SNDBUF;
 	g->rbuf = malloc(NFG_GENL_RCVBUF);
 	if (!g->buf || !g->rbuf)
 		goto nomem;

@@ -57,6 +57,16 @@ uint32_t nfg_genl_family_version(const struct nfg_genl *g);
 size_t nfg_genl_max_msg(const struct nfg_genl *g);
 
 /*
+ * Prepare for a request of @bytes (at most 64 MiB): grow the request buffer
+ * and the socket's send buffer (SO_SNDBUFFORCE when permitted, else
+ * SO_SNDBUF up to net.core.wmem_max). Returns 0 when such a request can be
+ * sent, -EMSGSIZE when the kernel will not take it from this socket (the
+ * buffer stays grown as far as it went), -ENOMEM. Messages built after
+ * this with nfg_genl_msg() may be up to nfg_genl_max_msg() bytes.
+ */
+int nfg_genl_reserve(struct nfg_genl *g, size_t bytes);
+
+/*
  * Start a request in the handle's buffer: nlmsghdr + genlmsghdr with
  * @cmd/@version. @flags are added to NLM_F_REQUEST (e.g. NLM_F_ACK,
  * NLM_F_DUMP). Add attributes with mnl_attr_put*(nlh, ...) and

@@ -15,6 +15,7 @@
 struct nfg_rs {
 	struct nfg_genl *g;
 	size_t batch;		/* requested elements per request */
+	bool batch_set;		/* nfg_rs_set_batch() chose it: always split */
 };
 
 /* Which operation failed, to pick a message when the kernel gave none. */
@@ -98,6 +99,7 @@ void nfg_rs_close(struct nfg_rs *h)
 void nfg_rs_set_batch(struct nfg_rs *h, size_t elems)
 {
 	h->batch = elems ? elems : NFG_RS_BATCH_DEFAULT;
+	h->batch_set = elems != 0;
 }
 
 /* Bytes of one ELEM nest: header + START + END attributes. */
@@ -556,8 +558,8 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 		    const char *name, struct nfg_range *r, size_t n,
 		    struct nfg_rs_batch *b, struct nfg_err *e)
 {
+	size_t i, bs, per_nest, whole;
 	struct nfg_rs_batch dummy;
-	size_t i, bs;
 	uint8_t fam;
 	int ret;
 
@@ -580,20 +582,40 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 			return nfg_err_set(e, EINVAL, "range with start > end");
 	}
 	n = nfg_ranges_normalize(r, n);
-	bs = nfg_rs_batch_size(h, fam);
 	b->elems = n;
+	/*
+	 * One request for everything when the socket takes it: the kernel
+	 * then applies the whole command or nothing. Only when the message
+	 * cannot be sent (send buffer capped by wmem_max without
+	 * CAP_NET_ADMIN, or over 64 MiB) is it split into requests of bs
+	 * elements, each applied whole.
+	 */
+	per_nest = (UINT16_MAX - MNL_ATTR_HDRLEN) / elem_bytes(nfg_addr_len(fam));
+	whole = RS_MSG_OVERHEAD +
+		(n + per_nest - 1) / per_nest * MNL_ATTR_HDRLEN +
+		n * elem_bytes(nfg_addr_len(fam));
+	if (!h->batch_set && nfg_genl_reserve(h->g, whole) == 0)
+		bs = n;
+	else
+		bs = nfg_rs_batch_size(h, fam);
 	b->requests = (n + bs - 1) / bs;
 
 	for (i = 0; i < n; i += bs) {
 		size_t j, cnt = n - i < bs ? n - i : bs;
 		struct nlmsghdr *nlh;
-		struct nlattr *nest;
+		struct nlattr *nest = NULL;
 
 		nlh = rs_msg(h, cmd, NLM_F_ACK);
 		mnl_attr_put_strz(nlh, NFG_RS_A_NAME, name);
-		nest = mnl_attr_nest_start(nlh, NFG_RS_A_ELEMS);
-		for (j = 0; j < cnt; j++)
+		/* an attribute nest holds at most 64 KiB: several ELEMS */
+		for (j = 0; j < cnt; j++) {
+			if (j % per_nest == 0) {
+				if (nest)
+					mnl_attr_nest_end(nlh, nest);
+				nest = mnl_attr_nest_start(nlh, NFG_RS_A_ELEMS);
+			}
 			put_elem(nlh, &r[i + j]);
+		}
 		mnl_attr_nest_end(nlh, nest);
 		ret = nfg_genl_talk(h->g, nlh, NULL, NULL, e);
 		if (ret < 0) {

@@ -8,16 +8,17 @@
  * errno and a one-line reason: the kernel's extack message when it sent
  * one, else a libnfguard message for the common cases (unknown set, ...).
  *
- * Batches. nfg_rs_add()/nfg_rs_del() send many elements per netlink
- * request (up to nfg_rs_batch_size() elements, default 1024; limited by
- * the 64 KiB attribute nest and by the socket send buffer). The kernel
- * applies each request completely or not at all (and republishes the
- * packet-path array once per request), but a call with more elements than
- * one request holds is SEVERAL requests: if request k fails, requests
- * 1..k-1 stay applied. struct nfg_rs_batch tells the caller exactly what
- * happened. Inputs are sorted and merged first (same union, fewer
- * elements), so most inputs with overlaps need fewer requests than their
- * line count suggests.
+ * Batches. nfg_rs_add()/nfg_rs_del() send all elements in ONE netlink
+ * request (several 64 KiB ELEMS nests) when the socket can send it: the
+ * send buffer is raised with SO_SNDBUFFORCE (CAP_NET_ADMIN in the initial
+ * user namespace) or SO_SNDBUF (up to net.core.wmem_max), up to 64 MiB.
+ * The kernel applies one request completely or not at all and republishes
+ * the packet-path array once, so such a call is all-or-nothing. Only when
+ * the message cannot be sent (or nfg_rs_set_batch() asked for it) is the
+ * call split into requests of nfg_rs_batch_size() elements; then, if
+ * request k fails, requests 1..k-1 stay applied, and struct nfg_rs_batch
+ * tells the caller exactly what happened. Inputs are sorted and merged
+ * first (same union, fewer elements).
  */
 #ifndef NFG_RANGESET_H
 #define NFG_RANGESET_H
@@ -65,7 +66,10 @@ struct nfg_rs;
 struct nfg_rs *nfg_rs_open(struct nfg_err *e);
 void nfg_rs_close(struct nfg_rs *h);
 
-/* Elements per request (0 = default). Clamped to what one message holds. */
+/*
+ * Force splitting into requests of @elems elements (0 = back to one request
+ * per call when possible). Clamped to what one message holds.
+ */
 void nfg_rs_set_batch(struct nfg_rs *h, size_t elems);
 size_t nfg_rs_batch_size(const struct nfg_rs *h, uint8_t family);
 

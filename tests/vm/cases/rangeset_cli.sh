@@ -88,7 +88,7 @@ nfg_log "add/del/test ok"
 	for i in $(seq 0 4999); do echo "20.$((i / 250)).$((i % 250)).1"; done
 } >"$S/list.txt"
 nfg_assert_ok "create big" nfguard set create big ipv4
-nfg_assert_ok "add -f (5001 elements, 5 requests)" nfguard set add big -f "$S/list.txt"
+nfg_assert_ok "add -f (5001 elements, one request)" nfguard set add big -f "$S/list.txt"
 nfg_assert_eq 5001 "$(count big)" "ranges after -f"
 sed '4000s/.*/20.0.0.300/' "$S/list.txt" >"$S/bad.txt"
 nfg_assert_ok "flush" nfguard set flush big
@@ -119,10 +119,29 @@ nfg_assert_ok "merge needs no room" nfguard set add small 1.0.0.2
 nfg_assert_ok "third range" nfguard set add small 1.0.0.7
 expect 1 'small' nfguard set del small 1.0.0.2
 nfg_assert_eq "1.0.0.1-1.0.0.3 1.0.0.5 1.0.0.7" "$(members small)" "split over maxelem refused"
+# a file bigger than one 64 KiB attribute nest still goes as ONE request:
+# set full refuses the whole command, nothing is half-applied
 nfg_assert_ok "create mid" nfguard set create mid ipv4 maxelem 1500
-expect 1 "1 of 2 requests (1024 of 2000 merged ranges) had been applied" \
-	nfguard set add mid -f <(for i in $(seq 0 1999); do echo "30.$((i / 250)).$((i % 250)).1"; done)
-nfg_assert_eq 1024 "$(count mid)" "first request stays applied"
+for i in $(seq 0 1999); do echo "30.$((i / 250)).$((i % 250)).1"; done >"$S/mid.txt"
+expect 1 "mid" nfguard set add mid -f "$S/mid.txt"
+nfg_assert_eq 0 "$(count mid)" "set full: nothing of 2000 applied"
+nfg_assert_ok "1500 fit" sh -c "head -n 1500 '$S/mid.txt' | nfguard set add mid"
+nfg_assert_eq 1500 "$(count mid)" "exactly maxelem"
+expect 1 "mid" nfguard set add mid -f "$S/mid.txt"
+nfg_assert_eq 1500 "$(count mid)" "full set unchanged by a refused add"
+# without CAP_NET_ADMIN in the initial user namespace the send buffer stops
+# at net.core.wmem_max: a request too big for it is split, and a failure
+# says how many requests stayed applied
+for i in $(seq 0 29999); do echo "31.$((i / 250 / 250)).$((i / 250 % 250)).$((i % 250))"; done |
+	awk 'NR % 2' >"$S/big.txt" # 15000 disjoint addresses
+sysctl -qw net.core.wmem_max=65536 || nfg_fail "wmem_max"
+out=$(unshare -U -r -n sh -c "nfguard set create u ipv4 maxelem 10000 &&
+	nfguard set add u -f '$S/big.txt'; echo rc=\$?; nfguard set list u" 2>&1)
+sysctl -qw net.core.wmem_max=212992
+nfg_assert_match 'rc=1' "$out" "userns: add over maxelem fails"
+nfg_assert_match '[0-9]+ of 15 requests \([0-9]+ of 15000 merged ranges\) had been applied' "$out" \
+	"userns: split add reports what stayed applied"
+nfg_assert_match 'Ranges: [1-9][0-9]*' "$out" "userns: applied requests stay"
 nfg_log "files/batches/maxelem ok"
 
 # ------------------------------------------------------------------ swap / rename
