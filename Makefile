@@ -5,6 +5,7 @@
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
 #   make check-unit    userspace unit tests (ASan/UBSan)
+#   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
 #   make check-style   checkpatch + sparse (C=1) on the kernel code
 #   make demo          boot a Debian kernel, load nfguard, run a protection scenario
@@ -86,9 +87,10 @@ $(LIBNFG): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.h)
+# The CLI reports the configured package version (nfguard --version).
+$(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.h) $(B)/config.mk Makefile
 	@mkdir -p $(@D)
-	$(CC) $(UCFLAGS) -c -o $@ $<
+	$(CC) $(UCFLAGS) -DNFG_VERSION='"$(NFG_VERSION)"' -c -o $@ $<
 
 $(B)/bin/nfguard: $(CLI_OBJ) $(LIBNFG)
 	@mkdir -p $(@D)
@@ -101,7 +103,8 @@ $(B)/xtables/%.so: userspace/%.c $(LIBNFG) $(LIB_HDR)
 # --- man pages ----------------------------------------------------------------
 
 MAN_FRAGS := $(sort $(wildcard man/*.man))
-man: $(B)/man/nfguard-extensions.8 $(if $(wildcard man/nfguard.8),$(B)/man/nfguard.8)
+MAN_PAGES := $(B)/man/nfguard-extensions.8 $(if $(wildcard man/nfguard.8),$(B)/man/nfguard.8)
+man: $(MAN_PAGES)
 
 $(B)/man/nfguard-extensions.8: man/nfguard-extensions.8.in $(MAN_FRAGS)
 	@mkdir -p $(@D)
@@ -123,7 +126,7 @@ install: all
 	install -d $(DESTDIR)$(XTLIBDIR) $(DESTDIR)$(sbindir) $(DESTDIR)$(mandir)/man8
 	$(if $(XT_SO),install -m 0644 $(XT_SO) $(DESTDIR)$(XTLIBDIR)/)
 	$(if $(CLI_SRC),install -m 0755 $(B)/bin/nfguard $(DESTDIR)$(sbindir)/nfguard)
-	install -m 0644 $(wildcard $(B)/man/*.8) $(DESTDIR)$(mandir)/man8/
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man8/
 
 uninstall:
 	@for k in $(KABIS); do \
@@ -131,20 +134,24 @@ uninstall:
 		if [ -z "$(DESTDIR)" ]; then depmod -a $$k; fi; \
 	done
 	rm -f $(addprefix $(DESTDIR)$(XTLIBDIR)/,$(notdir $(XT_SO)))
-	rm -f $(DESTDIR)$(sbindir)/nfguard $(DESTDIR)$(mandir)/man8/nfguard.8 $(DESTDIR)$(mandir)/man8/nfguard-extensions.8
+	rm -f $(DESTDIR)$(sbindir)/nfguard $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(MAN_PAGES)))
 
 # --- tests ----------------------------------------------------------------------
 
-.PHONY: check check-unit check-vm check-selftest demo bench
+.PHONY: check check-unit check-install check-vm check-selftest demo bench
 check: deps
 	$(MAKE) all
 	$(MAKE) check-unit
+	$(MAKE) check-install
 	$(MAKE) check-selftest
 	$(MAKE) check-vm
 
 check-unit:
 	$(MAKE) -C tests/unit check
 	$(if $(wildcard tests/unit-user/Makefile),$(MAKE) -C tests/unit-user check)
+
+check-install: all
+	./tests/install/check.sh
 
 check-vm: all
 	./tests/vm/check.sh
@@ -168,10 +175,12 @@ dist:
 	git archive --format=tar.gz --prefix=nfguard-$(NFG_VERSION)/ -o $(B)/nfguard-$(NFG_VERSION).tar.gz HEAD
 	@echo $(B)/nfguard-$(NFG_VERSION).tar.gz
 
+# Sources only: no objects or compat/gen from an in-place build of kernel/.
 DKMS_DIR := $(DESTDIR)/usr/src/nfguard-$(NFG_VERSION)
+DKMS_SRC := $(filter-out %.mod.c,$(KSRC)) kernel/Makefile
 dkms:
 	install -d $(DKMS_DIR)
-	cp -r kernel include $(DKMS_DIR)/
+	cp --parents $(DKMS_SRC) $(DKMS_DIR)/
 	sed 's/@VERSION@/$(NFG_VERSION)/' packaging/dkms.conf > $(DKMS_DIR)/dkms.conf
 	$(if $(DESTDIR),,dkms add -m nfguard -v $(NFG_VERSION) || true)
 

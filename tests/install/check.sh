@@ -1,0 +1,316 @@
+#!/bin/bash
+# Host-side packaging test: make install / uninstall / dist / dkms.
+#
+# usage: tests/install/check.sh
+#
+# Kernels: KABIS from build/config.mk (made on demand by `make install`).
+# Nothing is loaded into the host kernel and nothing is installed on the
+# host: install and dkms go to DESTDIRs under a fresh temporary directory,
+# removed on exit. Checks:
+#   install     `make install DESTDIR` installs exactly the modules (per ABI,
+#               vermagic = ABI), iptables plugins, CLI and man pages; each
+#               plugin loads in iptables-legacy, the CLI runs, the man pages
+#               are found by man(1) and render without warnings
+#   uninstall   `make uninstall DESTDIR` removes every file install put there
+#   dist        `make dist` tarball: unpacked (no .git), `make all` configures
+#               itself and builds modules for every ABI, plugins, CLI, man
+#   dkms        `make dkms DESTDIR` layout; dkms.conf's version and module
+#               names match the build; its MAKE line, run as dkms would (on a
+#               copy, per ABI), builds every BUILT_MODULE_NAME standalone
+# Prints "ok"/"not ok" per check and "N passed, N failed"; exit 0 only if
+# every check passed. Build logs: build/check-install/*.log.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+[ $# -eq 0 ] || { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+
+logs=$top/build/check-install
+mkdir -p "$logs" || exit 2
+rm -f "$logs"/*.log
+work=$(mktemp -d "${TMPDIR:-/tmp}/nfguard-install.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+export LC_ALL=C.UTF-8 MANWIDTH=80 MAN_DISABLE_SECCOMP=1
+jobs=$(nproc 2>/dev/null || echo 2)
+t0=$(date +%s)
+
+passed=0 failed=0
+# A check collects problems with `bad`; `report NAME` prints its verdict.
+problems=()
+bad() { problems+=("$*"); }
+report() {
+	if [ ${#problems[@]} -eq 0 ]; then
+		echo "ok     $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1"
+		printf '         %s\n' "${problems[@]}"
+		failed=$((failed + 1))
+	fi
+	problems=()
+}
+
+# run [-d WHAT] LOG CMD...: run CMD with output to build/check-install/LOG.log;
+# on failure note it (as WHAT, default the command), with the log's tail.
+run() {
+	local what='' log
+	[ "$1" = -d ] && { what=$2; shift 2; }
+	log=$logs/$1.log
+	shift
+	if "$@" >"$log" 2>&1; then
+		return 0
+	fi
+	bad "failed: ${what:-$*} (log: $log):"
+	while IFS= read -r l; do bad "  | $l"; done < <(tail -n 12 "$log")
+	return 1
+}
+
+# cfg VAR: value of VAR from build/config.mk, expanded by make.
+cfg() {
+	make -s --no-print-directory -f "$top/build/config.mk" -f - nfg-print <<<"nfg-print: ; @echo \$($1)"
+}
+
+# kdir ABI: the kernel build tree, as the Makefile picks it.
+kdir() {
+	local d
+	for d in "/lib/modules/$1/build" "/usr/src/linux-headers-$1"; do
+		[ -f "$d/Makefile" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# vermagic KO ABI: the module's vermagic names exactly ABI.
+vermagic() {
+	local v
+	v=$(modinfo -F vermagic "$1" 2>/dev/null)
+	[ "${v%% *}" = "$2" ] || bad "$1: vermagic '$v', expected $2"
+}
+
+# ---------------------------------------------------------------- install --
+stage=$work/stage
+mkdir -p "$stage"
+install_ok=0
+run install make -C "$top" -j"$jobs" install DESTDIR="$stage" && install_ok=1
+report "install: make install DESTDIR=\$stage succeeds"
+
+if [ -f "$top/build/config.mk" ]; then
+	ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) xtlibdir=$(cfg XTLIBDIR)
+	sbindir=$(cfg sbindir) mandir=$(cfg mandir)
+else
+	ver='' kabis='' xtlibdir='' sbindir='' mandir=''
+fi
+if [ -z "$ver" ] || [ -z "$kabis" ] || [ -z "$xtlibdir" ] || [ -z "$sbindir" ] || [ -z "$mandir" ]; then
+	bad "no usable build/config.mk (NFG_VERSION, KABIS, XTLIBDIR, sbindir, mandir): nothing else to check"
+	report "install: configured"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+first_abi=${kabis%% *}
+
+# What the build made (and so what install must install).
+kos() { # ABI: .ko basenames built for ABI, at least xt_rangeset.ko
+	{ echo xt_rangeset.ko; (cd "$top/build/kernel/$1" 2>/dev/null && ls -- *.ko 2>/dev/null); } | sort -u
+}
+plugins=$(cd "$top/build/xtables" 2>/dev/null && ls -- libxt_*.so 2>/dev/null)
+[ -n "$plugins" ] || plugins=libxt_rangeset.so
+manpages="nfguard.8 nfguard-extensions.8"
+
+expected=$work/install.expected
+{
+	for abi in $kabis; do
+		kos "$abi" | sed "s|^|/lib/modules/$abi/updates/nfguard/|"
+	done
+	for p in $plugins; do echo "$xtlibdir/$p"; done
+	echo "$sbindir/nfguard"
+	for m in $manpages; do echo "$mandir/man8/$m"; done
+} | sort >"$expected"
+(cd "$stage" && find . ! -type d | sed 's|^\.||' | sort) >"$work/install.found"
+while IFS= read -r f; do bad "not installed: $f"; done < <(comm -23 "$expected" "$work/install.found")
+while IFS= read -r f; do bad "unexpected file installed: $f"; done < <(comm -13 "$expected" "$work/install.found")
+report "install: installs exactly the modules, plugins, CLI and man pages ($(wc -l <"$expected") files)"
+
+for abi in $kabis; do
+	n=0
+	for ko in $(kos "$abi"); do
+		f=$stage/lib/modules/$abi/updates/nfguard/$ko
+		if [ -f "$f" ]; then
+			vermagic "$f" "$abi"
+			n=$((n + 1))
+		else
+			bad "missing: ${f#"$stage"}"
+		fi
+	done
+	report "install: $n module(s) in /lib/modules/$abi/updates/nfguard/, vermagic $abi"
+done
+
+for p in $plugins; do
+	f=$stage$xtlibdir/$p
+	ext=${p#libxt_} ext=${ext%.so}
+	# lower-case extensions are matches, upper-case ones targets
+	if [[ $ext == [[:lower:]]* ]]; then opt=(-m "$ext") what=match; else opt=(-j "$ext") what=target; fi
+	if [ ! -f "$f" ]; then
+		bad "missing: $xtlibdir/$p"
+	else
+		u=$(ldd -r "$f" 2>&1 | grep -e 'undefined symbol' -e 'not found' | sed 's/[[:space:]]*(.*//')
+		[ -z "$u" ] || bad "ldd -r $p: $(wc -l <<<"$u") unresolved: $(head -n 3 <<<"$u" | tr '\n\t' '  ')..."
+		out=$(XTABLES_LIBDIR=$stage$xtlibdir iptables-legacy "${opt[@]}" -h 2>&1)
+		grep -q "^$ext $what options:" <<<"$out" ||
+			bad "XTABLES_LIBDIR=\$stage$xtlibdir iptables-legacy ${opt[*]} -h: no '$ext $what options:' in: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+	fi
+	report "install: plugin $xtlibdir/$p loads (ldd -r, iptables-legacy ${opt[*]} -h)"
+done
+
+cli=$stage$sbindir/nfguard
+if [ ! -x "$cli" ]; then
+	bad "missing or not executable: $sbindir/nfguard"
+else
+	out=$("$cli" --help 2>&1) || bad "nfguard --help exits $?"
+	grep -q '^Usage: nfguard' <<<"$out" || bad "nfguard --help: no 'Usage: nfguard' line"
+	out=$("$cli" --version 2>&1) || bad "nfguard --version exits $?"
+	[ "$out" = "nfguard $ver" ] || bad "nfguard --version prints '$out', expected 'nfguard $ver'"
+fi
+report "install: $sbindir/nfguard runs --help and --version (nfguard $ver)"
+
+for m in $manpages; do
+	f=$stage$mandir/man8/$m
+	if [ ! -f "$f" ]; then
+		bad "missing: $mandir/man8/$m"
+	else
+		w=$(MANPATH=$stage$mandir man -w 8 "${m%.8}" 2>&1)
+		[ "$w" = "$f" ] || bad "MANPATH=\$stage$mandir man -w 8 ${m%.8}: '$w'"
+		out=$(man --warnings -l "$f" 2>"$work/man.err")
+		[ ! -s "$work/man.err" ] || bad "man --warnings -l $m: $(head -n 3 "$work/man.err" | tr '\n' ' ')"
+		grep -q '^NAME' <<<"$out" || bad "man -l $m: rendered page has no NAME section"
+		out=$(groff -t -ww -z -man "$f" 2>&1)
+		[ -z "$out" ] || bad "groff -ww -z $m: $(head -n 3 <<<"$out" | tr '\n' ' ')"
+	fi
+	report "install: man page $mandir/man8/$m found by man -w, renders without warnings"
+done
+
+# -------------------------------------------------------------- uninstall --
+if [ "$install_ok" = 1 ]; then
+	(cd "$stage" && find . ! -type d | sort) >"$work/before"
+	[ -s "$work/before" ] || bad "install put no files in \$stage"
+	run uninstall make -C "$top" uninstall DESTDIR="$stage"
+	while IFS= read -r f; do bad "left behind: ${f#.}"; done < <(cd "$stage" && find . ! -type d | sort)
+else
+	bad "make install failed"
+fi
+report "uninstall: make uninstall DESTDIR=\$stage removes every installed file ($(sort -u "$work/before" 2>/dev/null | wc -l) files)"
+
+# ------------------------------------------------------------------ dist --
+tarball=
+if run dist make -C "$top" -s --no-print-directory dist; then
+	tarball=$(grep '\.tar\.gz$' "$logs/dist.log" | tail -n 1)
+	if [ ! -f "$tarball" ]; then
+		bad "make dist did not name an existing tarball (last line: '$tarball')"
+		tarball=
+	elif [ "$(basename "$tarball")" != "nfguard-$ver.tar.gz" ]; then
+		bad "tarball named $(basename "$tarball"), expected nfguard-$ver.tar.gz"
+	else
+		tar -tzf "$tarball" >"$work/dist.list" || bad "tar -tzf $tarball failed"
+		stray=$(grep -v -e "^nfguard-$ver/" "$work/dist.list" | head -n 3)
+		[ -z "$stray" ] || bad "entries outside nfguard-$ver/: $stray"
+		stray=$(grep -E "^nfguard-$ver/(\.git|build|configure|config\.status|autom4te\.cache)(/|$)" "$work/dist.list" | head -n 3)
+		[ -z "$stray" ] || bad "tarball carries repository or generated files: $stray"
+		for f in Makefile configure.ac config.mk.in kernel/Kbuild packaging/dkms.conf; do
+			grep -qx "nfguard-$ver/$f" "$work/dist.list" || bad "tarball lacks $f"
+		done
+	fi
+fi
+report "dist: make dist packages HEAD as nfguard-$ver.tar.gz (sources only, one top directory)"
+
+src=$work/dist/nfguard-$ver
+if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/dist" && [ -d "$src" ]; then
+	# a top-level make of its own: nothing inherited from a calling make
+	if run dist-build env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$src" -j"$jobs" all CONFIGURE_FLAGS="--with-kernels='$kabis'"; then
+		got=$(sed -n 's/^KABIS *= *//p' "$src/build/config.mk" 2>/dev/null)
+		[ "$got" = "$kabis" ] || bad "unpacked tree configured KABIS '$got', expected '$kabis'"
+		for abi in $kabis; do
+			for ko in $(kos "$abi"); do
+				f=$src/build/kernel/$abi/$ko
+				if [ -f "$f" ]; then vermagic "$f" "$abi"; else bad "not built: build/kernel/$abi/$ko"; fi
+			done
+		done
+		for p in $plugins; do
+			[ -f "$src/build/xtables/$p" ] || bad "not built: build/xtables/$p"
+		done
+		for m in $manpages; do
+			[ -f "$src/build/man/$m" ] || bad "not built: build/man/$m"
+		done
+		out=$("$src/build/bin/nfguard" --version 2>&1)
+		[ "$out" = "nfguard $ver" ] || bad "built nfguard --version prints '$out', expected 'nfguard $ver'"
+	fi
+else
+	bad "no tarball to unpack, or it has no nfguard-$ver/"
+fi
+report "dist: unpacked tarball (no .git) configures itself and builds modules for $(wc -w <<<"$kabis") kernel(s), plugins, CLI, man"
+
+# ------------------------------------------------------------------ dkms --
+stage2=$work/stage2
+dk=$stage2/usr/src/nfguard-$ver
+dkms_ok=0
+mkdir -p "$stage2"
+if run dkms make -C "$top" dkms DESTDIR="$stage2"; then
+	if [ ! -f "$dk/dkms.conf" ]; then
+		bad "no usr/src/nfguard-$ver/dkms.conf"
+	else
+		# shellcheck disable=SC1091,SC2154 # dkms.conf sets PACKAGE_* and BUILT_MODULE_*
+		conf=$(
+			set +u
+			. "$dk/dkms.conf" || exit 1
+			echo "name=$PACKAGE_NAME"
+			echo "version=$PACKAGE_VERSION"
+			for n in "${BUILT_MODULE_NAME[@]}"; do echo "module=$n.ko"; done
+		) || bad "dkms.conf does not source cleanly"
+		[ "$(sed -n 's/^name=//p' <<<"$conf")" = nfguard ] || bad "dkms.conf: PACKAGE_NAME is not nfguard"
+		v=$(sed -n 's/^version=//p' <<<"$conf")
+		[ "$v" = "$ver" ] || bad "dkms.conf: PACKAGE_VERSION '$v', expected '$ver'"
+		sed -n 's/^module=//p' <<<"$conf" | sort >"$work/dkms.modules"
+		kos "$first_abi" >"$work/built.modules"
+		while IFS= read -r m; do bad "dkms.conf: no BUILT_MODULE_NAME for $m"; done < <(comm -13 "$work/dkms.modules" "$work/built.modules")
+		while IFS= read -r m; do bad "dkms.conf: BUILT_MODULE_NAME ${m%.ko} is not built"; done < <(comm -23 "$work/dkms.modules" "$work/built.modules")
+		[ -f "$dk/kernel/Kbuild" ] || bad "no usr/src/nfguard-$ver/kernel/Kbuild"
+		junk=$(cd "$dk" && find . -type l -o -name '*.o' -o -name '*.ko' -o -name '*.cmd' -o -name '*.mod*' \
+			-o -name Module.symvers -o -name modules.order -o -path ./kernel/compat/gen | head -n 3)
+		[ -z "$junk" ] || bad "symlinks or build products in the DKMS source: $junk"
+		[ ${#problems[@]} -eq 0 ] && dkms_ok=1
+	fi
+fi
+report "dkms: make dkms DESTDIR=\$stage2 lays out usr/src/nfguard-$ver/, dkms.conf version and modules match the build"
+
+# Build as dkms would: a copy of the source at $dkms_tree/nfguard/VER/build,
+# dkms.conf's MAKE[0] run there, modules expected at BUILT_MODULE_LOCATION.
+for abi in $kabis; do
+	tree=$work/dkms-tree/$abi
+	b=$tree/nfguard/$ver/build
+	if [ "$dkms_ok" != 1 ]; then
+		bad "no usable DKMS layout"
+	elif ! kd=$(kdir "$abi"); then
+		bad "no kernel build tree for $abi"
+	elif mkdir -p "${b%/build}" && cp -a "$dk" "$b"; then
+		# shellcheck disable=SC1091,SC2034,SC2154 # dkms's variables, for dkms.conf
+		mk=$(set +u; kernel_source_dir=$kd dkms_tree=$tree kernelver=$abi arch=$(uname -m) &&
+			. "$b/dkms.conf" && echo "${MAKE[0]}")
+		if [ -z "$mk" ]; then
+			bad "dkms.conf has no MAKE[0]"
+		elif run -d "dkms.conf MAKE[0] in \$dkms_tree/nfguard/$ver/build: $mk" "dkms-$abi" \
+			bash -c "cd \"\$1\" && $mk" dkms-make "$b"; then
+			# shellcheck disable=SC1091,SC2154
+			while IFS= read -r f; do
+				if [ -f "$f" ]; then vermagic "$f" "$abi"; else bad "not built where dkms.conf says: ${f#"$b"/}"; fi
+			done < <(set +u; . "$b/dkms.conf" && for i in "${!BUILT_MODULE_NAME[@]}"; do
+				echo "$b/${BUILT_MODULE_LOCATION[$i]%/}/${BUILT_MODULE_NAME[$i]}.ko"; done)
+			refs=$(cd "$b" && grep -rl -F -e "$top/kernel/" -e "$top/include/" . 2>/dev/null | head -n 3 | tr '\n' ' ')
+			[ -z "$refs" ] || bad "DKMS build used files from the repository: $refs"
+		fi
+	else
+		bad "cannot copy the DKMS source"
+	fi
+	report "dkms: dkms.conf MAKE builds standalone for $abi (make -C $(kdir "$abi" || echo "?") M=.../build/kernel)"
+done
+
+echo "== $(($(date +%s) - t0))s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
