@@ -210,13 +210,26 @@ static int nfg_rs_parse_elems(const struct genl_info *info, bool v6,
 	nlmsg_for_each_attr(elems, info->nlhdr, GENL_HDRLEN, rem) {
 		if (nla_type(elems) != NFG_RS_A_ELEMS)
 			continue;
-		nla_for_each_nested(elem, elems, erem)
+		nla_for_each_nested(elem, elems, erem) {
+			/*
+			 * The smallest valid element (two IPv4 addresses)
+			 * has 16 bytes: reject shorter ones before sizing
+			 * the array, so a request of empty nests cannot make
+			 * us allocate 8 times its own size.
+			 */
+			if (nla_len(elem) < 2 * nla_total_size(sizeof(__be32))) {
+				NL_SET_ERR_MSG_ATTR(extack, elem,
+						    "element needs a start and an end address");
+				return -EINVAL;
+			}
 			count++;
+		}
 	}
 	if (!count)
 		return 0;
 
-	r = kvmalloc_array(count, sizeof(*r), GFP_KERNEL_ACCOUNT);
+	r = kvmalloc_array(count, sizeof(*r),
+			   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!r) {
 		NL_SET_ERR_MSG(extack, "out of memory for the elements");
 		return -ENOMEM;
@@ -369,17 +382,47 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
+/*
+ * iptables-nft deletes a rule by an nf_tables transaction, and nf_tables
+ * releases the rule's expressions (our match's ->destroy among them) from a
+ * work item after an RCU grace period, after the transaction has returned
+ * to userspace. Until then the set still counts the deleted rule, and
+ * "iptables-nft -D ...; nfguard set destroy S" would see a spurious EBUSY.
+ * Wait for that work before refusing. Called without nn->lock: the work
+ * only drops rule counts (nfg_rs_rule_put), which takes no lock.
+ */
+static void nfg_rs_settle_nft_rules(struct net *net)
+{
+	nfg_nft_flush_released_rules(net);
+}
+
+/* Does the set @name exist and still count rules? (a hint; rechecked) */
+static bool nfg_rs_rules_pending(struct nfg_rs_net *nn, const char *name)
+{
+	struct nfg_rangeset *set;
+	bool busy;
+
+	mutex_lock(&nn->lock);
+	set = nfg_rs_find(nn, name);
+	busy = set && atomic_read(&set->rules);
+	mutex_unlock(&nn->lock);
+	return busy;
+}
+
 static int nfg_rs_cmd_destroy(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nfg_rs_net *nn = nfg_rs_pernet(genl_info_net(info));
 	const struct nlattr *attr = info->attrs[NFG_RS_A_NAME];
 	struct nfg_rangeset *set;
 	const char *name;
+	bool settled;
 
 	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
 	if (!name)
 		return -EINVAL;
 
+	settled = false;
+again:
 	mutex_lock(&nn->lock);
 	set = nfg_rs_find(nn, name);
 	if (!set) {
@@ -389,6 +432,11 @@ static int nfg_rs_cmd_destroy(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (atomic_read(&set->rules)) {
 		mutex_unlock(&nn->lock);
+		if (!settled) {
+			nfg_rs_settle_nft_rules(genl_info_net(info));
+			settled = true;
+			goto again;
+		}
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "set is in use by a firewall rule");
 		return -EBUSY;
@@ -567,6 +615,9 @@ static int nfg_rs_cmd_rename(struct sk_buff *skb, struct genl_info *info)
 	name2 = nfg_rs_attr_name(info, NFG_RS_A_NAME2);
 	if (!name2)
 		return -EINVAL;
+
+	if (nfg_rs_rules_pending(nn, name))
+		nfg_rs_settle_nft_rules(genl_info_net(info));
 
 	mutex_lock(&nn->lock);
 	set = nfg_rs_find(nn, name);

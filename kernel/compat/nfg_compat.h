@@ -13,7 +13,9 @@
 #include "nfg_compat_gen.h"
 
 #include <linux/timer.h>
+#include <linux/module.h>
 #include <net/genetlink.h>
+#include <net/netfilter/nf_tables.h>
 
 /* Timers: del_timer_sync() was renamed; use the new name everywhere. */
 #ifndef HAVE_TIMER_DELETE_SYNC
@@ -29,6 +31,28 @@
 #else
 #define nfg_genl_dump_attrs(cb)	(genl_dumpit_info(cb)->attrs)
 #endif
+
+/*
+ * Wait until nf_tables has released the rules it deleted (their expressions,
+ * xt matches among them, are destroyed from a work item after an RCU grace
+ * period). The flush takes the netns on newer kernels. symbol_get(): no
+ * module dependency on nf_tables; if it is not loaded there is nothing to
+ * wait for.
+ */
+static inline void nfg_nft_flush_released_rules(struct net *net)
+{
+	typeof(nf_tables_trans_destroy_flush_work) *flush;
+
+	flush = symbol_get(nf_tables_trans_destroy_flush_work);
+	if (!flush)
+		return;
+#ifdef HAVE_NFT_FLUSH_WORK_NET
+	flush(net);
+#else
+	flush();
+#endif
+	symbol_put(nf_tables_trans_destroy_flush_work);
+}
 
 #endif /* __KERNEL__ */
 #endif /* _NFG_COMPAT_H */

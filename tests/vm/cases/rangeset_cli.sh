@@ -235,6 +235,19 @@ for v in legacy nft; do
 	nfg_assert_eq "References: 0" "$(nfguard set list blk | grep References)" "$v refs released"
 	nfg_log "plugin $v ok"
 done
+# iptables-nft releases a deleted rule's match from a work item after an RCU
+# grace period, after the command returned: destroy/rename right after the
+# delete must not report "in use"
+for i in 1 2 3 4 5 6 7 8; do
+	nfguard set create tmpx ipv4 || nfg_fail "create tmpx ($i)"
+	iptables-nft -w -A INPUT -m rangeset --match-set tmpx src -j DROP || nfg_fail "nft rule ($i)"
+	iptables-nft -w -D INPUT -m rangeset --match-set tmpx src -j DROP || nfg_fail "nft -D ($i)"
+	nfg_assert_ok "rename right after iptables-nft -D ($i)" nfguard set rename tmpx tmpy
+	iptables-nft -w -A INPUT -m rangeset --match-set tmpy src -j DROP || nfg_fail "nft rule 2 ($i)"
+	iptables-nft -w -F INPUT || nfg_fail "nft -F ($i)"
+	nfg_assert_ok "destroy right after iptables-nft -F ($i)" nfguard set destroy tmpy
+done
+nfg_log "destroy/rename right after iptables-nft -D ok"
 # restore --replace: a referenced set gets new contents atomically; on failure the old stay
 nfg_assert_ok "create rp" nfguard set create rp ipv4
 nfg_assert_ok "fill rp" nfguard set add rp 1.1.1.1
