@@ -162,7 +162,9 @@ check-selftest:
 DEMO_KABI ?= $(lastword $(KABIS))
 demo: deps
 	$(MAKE) all
-	./tests/vm/run.sh -k $(DEMO_KABI) -t 600 tests/demo/demo.sh
+	@rc=0; ./tests/vm/run.sh -k $(DEMO_KABI) -t 600 -o $(B)/vm/demo tests/demo/demo.sh || rc=$$?; \
+		cat $(B)/vm/demo/case.001.log 2>/dev/null; \
+		echo "(guest console: $(B)/vm/demo/console.log)"; exit $$rc
 
 bench: all
 	./tests/bench/run.sh

@@ -52,8 +52,10 @@ sleep 3
 say "4. under attack, the client still downloads; the flood dies in the raw table"
 download "http://$NFG_S4:8080/file" || nfg_fail "download during the attack"
 download "http://[$NFG_S6]:8080/file" || nfg_fail "IPv6 download during the attack"
-sleep 3 # SYN-RECV entries left from before the block time out
-printf '      half-open connections on the server: %s\n' "$(halfopen)"
+sleep 3
+# no new SYN reaches the server; SYN-RECV entries from before the block stay
+# until their SYN-ACK retries run out
+printf '      half-open connections on the server: %s (left from before the block)\n' "$(halfopen)"
 show nfg_router iptables -t raw -L PREROUTING -v -n
 drops=$(nfg_router iptables-save -c -t raw | sed -n 's/^\[\([0-9]*\):.*--match-set botnet4.*/\1/p')
 [ "${drops:-0}" -gt 1000 ] || nfg_fail "the flood was not dropped (counter ${drops:-0})"
