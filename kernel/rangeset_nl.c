@@ -388,16 +388,13 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
  * work item after an RCU grace period, after the transaction has returned
  * to userspace. Until then the set still counts the deleted rule, and
  * "iptables-nft -D ...; nfguard set destroy S" would see a spurious EBUSY.
- * Wait for that work before refusing. Called without nn->lock: the work
- * only drops rule counts (nfg_rs_rule_put), which takes no lock.
+ * DESTROY and RENAME call this first: if the set still counts rules, wait
+ * for that work, then decide under nn->lock as usual. The wait happens
+ * without nn->lock: the work only drops rule counts (nfg_rs_rule_put),
+ * which takes no lock.
  */
-static void nfg_rs_settle_nft_rules(struct net *net)
-{
-	nfg_nft_flush_released_rules(net);
-}
-
-/* Does the set @name exist and still count rules? (a hint; rechecked) */
-static bool nfg_rs_rules_pending(struct nfg_rs_net *nn, const char *name)
+static void nfg_rs_settle_rules(struct net *net, struct nfg_rs_net *nn,
+				const char *name)
 {
 	struct nfg_rangeset *set;
 	bool busy;
@@ -406,7 +403,8 @@ static bool nfg_rs_rules_pending(struct nfg_rs_net *nn, const char *name)
 	set = nfg_rs_find(nn, name);
 	busy = set && atomic_read(&set->rules);
 	mutex_unlock(&nn->lock);
-	return busy;
+	if (busy)
+		nfg_nft_flush_released_rules(net);
 }
 
 static int nfg_rs_cmd_destroy(struct sk_buff *skb, struct genl_info *info)
@@ -415,14 +413,12 @@ static int nfg_rs_cmd_destroy(struct sk_buff *skb, struct genl_info *info)
 	const struct nlattr *attr = info->attrs[NFG_RS_A_NAME];
 	struct nfg_rangeset *set;
 	const char *name;
-	bool settled;
 
 	name = nfg_rs_attr_name(info, NFG_RS_A_NAME);
 	if (!name)
 		return -EINVAL;
 
-	settled = false;
-again:
+	nfg_rs_settle_rules(genl_info_net(info), nn, name);
 	mutex_lock(&nn->lock);
 	set = nfg_rs_find(nn, name);
 	if (!set) {
@@ -432,11 +428,6 @@ again:
 	}
 	if (atomic_read(&set->rules)) {
 		mutex_unlock(&nn->lock);
-		if (!settled) {
-			nfg_rs_settle_nft_rules(genl_info_net(info));
-			settled = true;
-			goto again;
-		}
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "set is in use by a firewall rule");
 		return -EBUSY;
@@ -616,9 +607,7 @@ static int nfg_rs_cmd_rename(struct sk_buff *skb, struct genl_info *info)
 	if (!name2)
 		return -EINVAL;
 
-	if (nfg_rs_rules_pending(nn, name))
-		nfg_rs_settle_nft_rules(genl_info_net(info));
-
+	nfg_rs_settle_rules(genl_info_net(info), nn, name);
 	mutex_lock(&nn->lock);
 	set = nfg_rs_find(nn, name);
 	if (!set) {
