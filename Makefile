@@ -7,6 +7,7 @@
 #   make check-unit    userspace unit tests (ASan/UBSan)
 #   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
+#                      (CASES="tests/vm/cases/a.sh ..." KABIS="ABI ..." narrow it)
 #   make check-style   checkpatch + sparse (C=1) on the kernel code
 #   make demo          boot a Debian kernel, load nfguard, run a protection scenario
 #   make bench         side-by-side benchmarks (report only)
@@ -19,7 +20,12 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 B := $(TOP)/build
 
-ifeq ($(filter distclean deps,$(MAKECMDGOALS)),)
+# `make` with no target builds everything (the first rule below would otherwise
+# be build/config.mk).
+.DEFAULT_GOAL := all
+
+# check and demo fetch the kernels first (tests/deps.sh), then configure.
+ifeq ($(filter distclean deps check demo,$(MAKECMDGOALS)),)
 include $(B)/config.mk
 endif
 
@@ -37,13 +43,18 @@ deps:
 
 # --- kernel modules ---------------------------------------------------------
 
-kdir = $(firstword $(wildcard /lib/modules/$(1)/build/Makefile /usr/src/linux-headers-$(1)/Makefile))
+# Build tree of kernel ABI $(1): the headers tests/deps.sh unpacked under
+# build/kernels/ABI (KERNELS_DIR; or a debug kernel linked there), else the host's.
+KERNELS_DIR ?= $(B)/kernels
+kdir = $(firstword $(wildcard $(KERNELS_DIR)/$(1)/usr/src/linux-headers-$(1)/Makefile \
+	/lib/modules/$(1)/build/Makefile /usr/src/linux-headers-$(1)/Makefile))
 KSRC := $(wildcard kernel/*.c kernel/*.h kernel/Kbuild kernel/compat/*.h kernel/compat/*.sh kernel/compat/probes/*.c) \
 	$(wildcard include/uapi/linux/netfilter/*.h)
 KMOD_W ?= 1
 
 .PHONY: all modules userspace man
-all: modules userspace man
+all: modules userspace man test-bins
+
 
 modules: $(foreach k,$(KABIS),$(B)/kernel/$(k)/.built)
 
@@ -100,6 +111,13 @@ $(B)/xtables/%.so: userspace/%.c $(LIBNFG) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(UCFLAGS) -shared -o $@ $< $(LIBNFG) $(LIBXTABLES_LIBS) $(LIBMNL_LIBS)
 
+# Test helpers: tests/*/build.mk append their binaries to TEST_BINS and give
+# the rules (they may also add check-* targets of their own).
+TEST_BINS :=
+include $(sort $(wildcard tests/*/build.mk))
+.PHONY: test-bins
+test-bins: $(TEST_BINS)
+
 # --- man pages ----------------------------------------------------------------
 
 MAN_FRAGS := $(sort $(wildcard man/*.man))
@@ -139,12 +157,9 @@ uninstall:
 # --- tests ----------------------------------------------------------------------
 
 .PHONY: check check-unit check-install check-vm check-selftest demo bench
-check: deps
-	$(MAKE) all
-	$(MAKE) check-unit
-	$(MAKE) check-install
-	$(MAKE) check-selftest
-	$(MAKE) check-vm
+# Stages, a timing table and the closing "N passed, N failed": tests/check.sh.
+check:
+	./tests/check.sh
 
 check-unit:
 	$(MAKE) -C tests/unit check
@@ -154,7 +169,7 @@ check-install: all
 	./tests/install/check.sh
 
 check-vm: all
-	./tests/vm/check.sh
+	./tests/vm/check.sh $(CASES)
 
 check-selftest:
 	./tests/vm/selftest.sh
@@ -162,6 +177,10 @@ check-selftest:
 DEMO_KABI ?= $(lastword $(KABIS))
 demo: deps
 	$(MAKE) all
+	$(MAKE) demo-run
+
+.PHONY: demo-run
+demo-run:
 	@rc=0; ./tests/vm/run.sh -k $(DEMO_KABI) -t 600 -o $(B)/vm/demo tests/demo/demo.sh || rc=$$?; \
 		cat $(B)/vm/demo/case.001.log 2>/dev/null; \
 		echo "(guest console: $(B)/vm/demo/console.log)"; exit $$rc

@@ -2,11 +2,17 @@
 # Install every Debian package the nfguard build and tests need, and fetch
 # the newest Debian 6.1 and 6.12 kernels for the test guests.
 #
-# Headers (linux-headers-<abi>) are installed as packages: modules are built
-# against them. Kernel images are NOT installed on this host: they are
-# downloaded and unpacked into build/kernels/<abi>/ (vmlinuz + modules,
-# depmod'ed there), so running the tests never touches the host's
-# bootloader, initramfs or /boot. Idempotent: quick when all is present.
+# Kernels are NOT installed on this host. For each ABI, the image and the
+# header packages (linux-image-ABI, linux-headers-ABI, its -common package
+# and linux-kbuild) are downloaded and unpacked into build/kernels/ABI/:
+#   boot/vmlinuz-ABI, lib/modules/ABI/ (depmod'ed there)  -> the test guests
+#   usr/src/linux-headers-ABI/ (+ -common, usr/lib/linux-kbuild-*) -> M= builds
+# so running the tests never touches the host's /boot, bootloader, initramfs
+# or /usr/src. (Installing linux-headers-6.12.* as a package would pull in
+# linux-image-6.12.* and run update-initramfs on the host.)
+#
+# Extra packages for individual test suites: tests/deps.d/*.txt, one name per
+# line (# comments allowed). Idempotent: quick when all is present.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 kroot=$top/build/kernels
@@ -21,13 +27,20 @@ pick_kernel() { # $1 = regex of the ABI; prints the newest ABI with image+header
 		done | tail -n 1
 }
 
-PKGS="build-essential autoconf automake pkg-config gcc make kmod cpio xz-utils zstd
+# gcc-12: the compiler Debian builds both kernels with (the headers' Makefile
+# names it). libssl3/libelf1: run-time libraries of linux-kbuild's tools.
+PKGS="build-essential autoconf automake pkg-config gcc gcc-12 make kmod cpio xz-utils zstd
 libxtables-dev libmnl-dev libnftnl-dev iptables nftables ipset conntrack
 qemu-system-x86 busybox-static iproute2 iputils-ping iperf3 socat curl hping3
-netsniff-ng tcpdump ethtool python3 sparse libelf-dev bc"
+netsniff-ng tcpdump ethtool python3 sparse libelf-dev libelf1 libssl3 bc"
+for f in "$top"/tests/deps.d/*.txt; do
+	[ -f "$f" ] || continue
+	PKGS="$PKGS $(sed 's/#.*//' "$f")"
+done
+PKGS=$(echo $PKGS)
 
 have_all() {
-	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(echo $PKGS)" ] || return 1
+	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PKGS" ] || return 1
 	n=0
 	for d in "$kroot"/*/.unpacked; do
 		[ -e "$d" ] && n=$((n + 1))
@@ -45,16 +58,35 @@ k612=$(pick_kernel '6\.12\.[0-9]+\+deb[0-9]+')
 [ -n "$k61" ] && [ -n "$k612" ] || { echo "deps: no 6.1/6.12 kernel found by apt-cache" >&2; exit 1; }
 echo "deps: kernels $k61 $k612"
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $PKGS "linux-headers-$k61" "linux-headers-$k612"
+apt-get install -y -q --no-install-recommends $PKGS
+
+# pkg_of ABI DEPENDS-FIELD-PATTERN: the package named in linux-headers-ABI's
+# Depends that matches the pattern (exact version pinned by Debian).
+dep_of() {
+	apt-cache show "linux-headers-$1" | sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' |
+		sed 's/^ *//; s/ .*//' | grep -E "$2" | head -n 1
+}
 
 for abi in $k61 $k612; do
 	dir=$kroot/$abi
 	[ -e "$dir/.unpacked" ] && continue
-	rm -rf "$dir" && mkdir -p "$dir"
-	(cd "$dir" && apt-get download -q "linux-image-$abi")
-	dpkg-deb -x "$dir"/linux-image-*.deb "$dir"
-	rm -f "$dir"/linux-image-*.deb
+	rm -rf "$dir" && mkdir -p "$dir/.debs"
+	common=$(dep_of "$abi" '^linux-headers-.*-common$')
+	kbuild=$(dep_of "$abi" '^linux-kbuild-')
+	{ [ -n "$common" ] && [ -n "$kbuild" ]; } || { echo "deps: cannot resolve header packages of $abi" >&2; exit 1; }
+	# Downloaded as root into a root-owned dir: tell apt not to drop to _apt.
+	(cd "$dir/.debs" && apt-get download -q -o APT::Sandbox::User=root \
+		"linux-image-$abi" "linux-headers-$abi" "$common" "$kbuild")
+	for deb in "$dir"/.debs/*.deb; do
+		dpkg-deb -x "$deb" "$dir"
+	done
+	rm -rf "$dir/.debs"
+	# The arch headers' Makefile includes the -common tree by absolute path.
+	hdr=$dir/usr/src/linux-headers-$abi
+	sed -i "s|^include /usr/src/|include $dir/usr/src/|" "$hdr/Makefile"
+	[ -e "$hdr/scripts/basic/fixdep" ] || { echo "deps: $hdr/scripts is not usable" >&2; exit 1; }
 	depmod -b "$dir" "$abi"
 	touch "$dir/.unpacked"
+	echo "deps: unpacked $abi (image + headers) in $dir"
 done
-echo $PKGS > "$stamp"
+echo "$PKGS" >"$stamp"

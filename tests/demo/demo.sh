@@ -35,8 +35,8 @@ say "2. attack: SYN floods to the web server from spoofed botnet sources in 10.0
 for i in 70 77 90; do
 	nfg_bg "$NFG_NS_C" hping3 --flood -q -S -p 8080 -a 10.0.1.$i "$NFG_S4"
 done
-sleep 3
 halfopen() { nfg_server ss -Hnt state syn-recv | wc -l; }
+nfg_wait_until 60 eval '[ "$(halfopen)" -gt 0 ]' || nfg_fail "the flood never reached the server"
 printf '      half-open connections on the server: %s\n' "$(halfopen)"
 download "http://$NFG_S4:8080/file" || nfg_fail "download at the start of the attack"
 
@@ -47,17 +47,17 @@ show nfg_router nfguard set create botnet6 ipv6
 show nfg_router nfguard set add botnet6 2001:db8:bad::/48
 show nfg_router iptables -t raw -A PREROUTING -m rangeset --match-set botnet4 src -j DROP
 show nfg_router ip6tables -t raw -A PREROUTING -m rangeset --match-set botnet6 src -j DROP
-sleep 3
+botnet_drops() { nfg_router iptables-save -c -t raw | sed -n 's/^\[\([0-9]*\):.*--match-set botnet4.*/\1/p'; }
+nfg_wait_until 60 eval '[ "$(botnet_drops)" -gt 1000 ]' || nfg_fail "the flood is not being dropped"
 
 say "4. under attack, the client still downloads; the flood dies in the raw table"
 download "http://$NFG_S4:8080/file" || nfg_fail "download during the attack"
 download "http://[$NFG_S6]:8080/file" || nfg_fail "IPv6 download during the attack"
-sleep 3
 # no new SYN reaches the server; SYN-RECV entries from before the block stay
 # until their SYN-ACK retries run out
 printf '      half-open connections on the server: %s (left from before the block)\n' "$(halfopen)"
 show nfg_router iptables -t raw -L PREROUTING -v -n
-drops=$(nfg_router iptables-save -c -t raw | sed -n 's/^\[\([0-9]*\):.*--match-set botnet4.*/\1/p')
+drops=$(botnet_drops)
 [ "${drops:-0}" -gt 1000 ] || nfg_fail "the flood was not dropped (counter ${drops:-0})"
 show nfg_router nfguard set list
 show nfg_router nfguard set save

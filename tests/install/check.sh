@@ -73,7 +73,7 @@ cfg() {
 # kdir ABI: the kernel build tree, as the Makefile picks it.
 kdir() {
 	local d
-	for d in "/lib/modules/$1/build" "/usr/src/linux-headers-$1"; do
+	for d in "$top/build/kernels/$1/usr/src/linux-headers-$1" "/lib/modules/$1/build" "/usr/src/linux-headers-$1"; do
 		[ -f "$d/Makefile" ] && { echo "$d"; return 0; }
 	done
 	return 1
@@ -222,9 +222,13 @@ report "dist: make dist packages HEAD as nfguard-$ver.tar.gz (sources only, one 
 
 src=$work/dist/nfguard-$ver
 if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/dist" && [ -d "$src" ]; then
-	# a top-level make of its own: nothing inherited from a calling make
+	# A newcomer's path: plain `make` (the default goal builds everything),
+	# then `make install` into a DESTDIR. A top-level make of its own:
+	# nothing inherited from a calling make. Kernel trees: the ones
+	# tests/deps.sh unpacked in this repository.
 	if run dist-build env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -C "$src" -j"$jobs" all CONFIGURE_FLAGS="--with-kernels='$kabis'"; then
+		make -C "$src" -j"$jobs" \
+		CONFIGURE_FLAGS="--with-kernels='$kabis' --with-kernels-dir='$top/build/kernels'"; then
 		got=$(sed -n 's/^KABIS *= *//p' "$src/build/config.mk" 2>/dev/null)
 		[ "$got" = "$kabis" ] || bad "unpacked tree configured KABIS '$got', expected '$kabis'"
 		for abi in $kabis; do
@@ -241,11 +245,19 @@ if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/d
 		done
 		out=$("$src/build/bin/nfguard" --version 2>&1)
 		[ "$out" = "nfguard $ver" ] || bad "built nfguard --version prints '$out', expected 'nfguard $ver'"
+		stage3=$work/stage3
+		if run dist-install env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+			make -C "$src" install DESTDIR="$stage3"; then
+			n=$(find "$stage3" -type f | wc -l)
+			want=$(($(wc -w <<<"$plugins $manpages") + 1))
+			for abi in $kabis; do want=$((want + $(kos "$abi" | wc -l))); done
+			[ "$n" -eq "$want" ] || bad "make install from the tarball tree put $n files in DESTDIR, expected $want"
+		fi
 	fi
 else
 	bad "no tarball to unpack, or it has no nfguard-$ver/"
 fi
-report "dist: unpacked tarball (no .git) configures itself and builds modules for $(wc -w <<<"$kabis") kernel(s), plugins, CLI, man"
+report "dist: unpacked tarball (no .git): plain make configures and builds modules for $(wc -w <<<"$kabis") kernel(s), plugins, CLI, man; make install DESTDIR= installs them"
 
 # ------------------------------------------------------------------ dkms --
 stage2=$work/stage2

@@ -54,6 +54,11 @@ read -r kernel_release </proc/sys/kernel/osrelease
 SPLAT_RE='Oops|BUG:|WARNING:|KASAN|UBSAN|kernel BUG|Kernel panic|possible circular locking|possible recursive locking|INFO: |suspicious RCU usage|scheduling while atomic|general protection|Call Trace|list_(add|del) corruption|refcount_t: |unreferenced object|stack-protector|stack guard page'
 
 dmesg -c >"$R/boot.dmesg" 2>&1
+if [ "${ENV[NFG_STALL]:-0}" = 1 ]; then
+	# Harness self-test: a guest that never gets to run its cases.
+	say "NFG-RUNNER-STALL (NFG_VM_STALL=1): not starting the runner"
+	while :; do nap 60; done
+fi
 echo "${EPOCHSECONDS}" >"$R/runner.started"
 say "NFG-RUNNER-START kernel $kernel_release"
 
@@ -127,7 +132,17 @@ while IFS= read -r case_path <&7; do
 	base="$R/case.$id"
 	before=$(mods_now)
 	mkdir "$base.d"
-	echo "$name" >"$base.start"
+	# A case may set its own timeout with a line "# nfg-case-timeout: N"
+	# among its first 20 lines (the harness self-test's deliberately
+	# hanging cases do; so can cases that need longer than the default).
+	timeout_s=$CASE_TIMEOUT i=0
+	while IFS= read -r line && [ $((i += 1)) -le 20 ]; do
+		if [[ $line =~ ^#\ nfg-case-timeout:\ *([0-9]+)\ *$ ]]; then
+			timeout_s=${BASH_REMATCH[1]}
+			break
+		fi
+	done <"$case_path"
+	printf '%s\ntimeout=%s\n' "$name" "$timeout_s" >"$base.start"
 	say "NFG-CASE-START $id $name"
 	t0=$(now_us)
 	(
@@ -139,8 +154,8 @@ while IFS= read -r case_path <&7; do
 		export HOME=/tmp TMPDIR=/tmp LANG=C TERM=dumb PATH="$casepath" \
 			NFG_TOP NFG_KABI NFG_KMOD_DIR="$NFG_TOP/build/kernel/$NFG_KABI" \
 			XTABLES_LIBDIR="$xtdir" NFG_CASE="$name" NFG_ARTIFACTS="$base.d" \
-			NFG_CASE_TIMEOUT="$CASE_TIMEOUT"
-		exec timeout -k 5 "$CASE_TIMEOUT" bash "$case_path"
+			NFG_CASE_TIMEOUT="$timeout_s"
+		exec timeout -k 5 "$timeout_s" bash "$case_path"
 	) </dev/null >"$base.log" 2>&1
 	rc=$?
 	t1=$(now_us)
@@ -160,8 +175,8 @@ while IFS= read -r case_path <&7; do
 	if [ -n "$splat" ]; then
 		status=FAIL reason="kernel: $splat"
 	elif { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } &&
-		[ $(((t1 - t0) / 1000000)) -ge "$CASE_TIMEOUT" ]; then
-		status=FAIL reason="timeout after ${CASE_TIMEOUT}s"
+		[ $(((t1 - t0) / 1000000)) -ge "$timeout_s" ]; then
+		status=FAIL reason="timeout after ${timeout_s}s"
 	elif [ "$rc" -ne 0 ]; then
 		status=FAIL reason="exit $rc"
 	else

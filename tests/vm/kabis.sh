@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # nfg_vm_kabis TOP: print the kernel ABIs to test, space separated:
 # $KABIS if set, else "KABIS = ..." from TOP/build/config.mk, else the newest
-# installed 6.1 and 6.12 Debian kernels (headers in /usr/src, image in
-# build/kernels/ABI or /boot).
+# 6.1 and 6.12 Debian kernels with headers (build/kernels/ABI/usr/src or
+# /usr/src) and an image (build/kernels/ABI/boot or /boot).
 nfg_vm_kabis() {
 	if [ -n "${KABIS:-}" ]; then
 		echo "$KABIS"
@@ -17,10 +17,13 @@ nfg_vm_kabis() {
 	fi
 	_k=
 	for _series in '6.1.[0-9]*-amd64' '6.12.[0-9]*-amd64'; do
-		_new=$(for _d in /usr/src/linux-headers-$_series; do
-			_a=${_d#/usr/src/linux-headers-}
-			[ -f "$_d/Makefile" ] && { [ -r "$1/build/kernels/$_a/boot/vmlinuz-$_a" ] ||
-				[ -r "/boot/vmlinuz-$_a" ]; } && echo "$_a"
+		_new=$(for _d in "$1"/build/kernels/$_series /usr/src/linux-headers-$_series; do
+			_a=${_d##*/}
+			_a=${_a#linux-headers-}
+			{ [ -f "$1/build/kernels/$_a/usr/src/linux-headers-$_a/Makefile" ] ||
+				[ -f "/usr/src/linux-headers-$_a/Makefile" ]; } &&
+				{ [ -r "$1/build/kernels/$_a/boot/vmlinuz-$_a" ] || [ -r "/boot/vmlinuz-$_a" ]; } &&
+				echo "$_a"
 		done | sort -V | tail -n 1)
 		[ -z "$_new" ] || _k="$_k $_new"
 	done

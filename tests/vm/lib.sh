@@ -159,8 +159,8 @@ nfg_topo_up() {
 	EOF
 	nfg_router sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 >/dev/null ||
 		nfg_fail "topology: enable forwarding on the router"
-	nfg_wait_until 10 nfg_client ping -c 1 -W 1 "$NFG_S4" || nfg_fail "topology: client cannot ping $NFG_S4"
-	nfg_wait_until 10 nfg_client ping -6 -c 1 -W 1 "$NFG_S6" || nfg_fail "topology: client cannot ping $NFG_S6"
+	nfg_wait_until 60 nfg_client ping -c 1 -W 1 "$NFG_S4" || nfg_fail "topology: client cannot ping $NFG_S4"
+	nfg_wait_until 60 nfg_client ping -6 -c 1 -W 1 "$NFG_S6" || nfg_fail "topology: client cannot ping $NFG_S6"
 }
 
 # nfg_topo_down: kill every process left in the three namespaces and delete them.
@@ -200,10 +200,10 @@ nfg_port_listening() {
 	[ -n "$(ip netns exec "$1" ss $opt "sport = :$2" 2>/dev/null)" ]
 }
 
-# nfg_wait_port NS PORT [tcp|udp] [TIMEOUT_S=10]: wait until PORT listens in NS.
+# nfg_wait_port NS PORT [tcp|udp] [TIMEOUT_S=60]: wait until PORT listens in NS.
 nfg_wait_port() {
-	nfg_wait_until "${4:-10}" nfg_port_listening "$1" "$2" "${3:-tcp}" ||
-		nfg_fail "nothing listens on ${3:-tcp} port $2 in $1 after ${4:-10}s"
+	nfg_wait_until "${4:-60}" nfg_port_listening "$1" "$2" "${3:-tcp}" ||
+		nfg_fail "nothing listens on ${3:-tcp} port $2 in $1 after ${4:-60}s"
 }
 
 # nfg_http_server NS PORT DIR: serve DIR over HTTP on PORT (IPv4 and IPv6) in NS.
@@ -223,11 +223,13 @@ nfg_echo_server() {
 
 # ------------------------------------------------------------------ held TCP connections
 
-# nfg_conn_open ID NS ADDR PORT [TIMEOUT_S=5]: open a long-lived TCP connection
+# nfg_conn_open ID NS ADDR PORT [TIMEOUT_S=30]: open a long-lived TCP connection
 # from NS to ADDR:PORT (an echo server) and prove it carries bytes both ways.
 # Returns 1 (and forgets ID) if it cannot connect or nothing echoes back.
+# The default timeout is generous (a connection that works returns at once);
+# pass a short one where the connection must NOT be made (a dropped SYN).
 nfg_conn_open() {
-	local id=$1 ns=$2 addr=$3 port=$4 to=${5:-5} fd pid target fifo
+	local id=$1 ns=$2 addr=$3 port=$4 to=${5:-30} fd pid target fifo
 	[ -z "${NFG_CONN_PID[$id]:-}" ] || nfg_fail "connection $id already open"
 	nfg_need socat
 	if [[ $addr == *:* ]]; then target="TCP6:[$addr]:$port"; else target="TCP4:$addr:$port"; fi
@@ -257,11 +259,11 @@ nfg__close_conn_fds() {
 	for f in "${NFG_CONN_FD[@]}" "$@"; do exec {f}>&-; done
 }
 
-# nfg_conn_send ID TEXT [TIMEOUT_S=5]: send one line over connection ID and
+# nfg_conn_send ID TEXT [TIMEOUT_S=30]: send one line over connection ID and
 # wait for its echo. Returns 1 as soon as the connection is gone, or when
 # nothing came back in time.
 nfg_conn_send() {
-	local id=$1 text=$2 to=${3:-5} fd=${NFG_CONN_FD[$1]:-} n end alive line
+	local id=$1 text=$2 to=${3:-30} fd=${NFG_CONN_FD[$1]:-} n end alive line
 	[ -n "$fd" ] || nfg_fail "connection $id is not open"
 	n=$((NFG_CONN_N[$id] + 1))
 	NFG_CONN_N[$id]=$n

@@ -6,18 +6,23 @@
 #
 #   -k ABI           kernel ABI, e.g. 6.12.117+deb12-amd64: build/kernels/ABI/ (unpacked by
 #                    tests/deps.sh) or else the host's /boot/vmlinuz-ABI and /lib/modules/ABI
-#   -t SECONDS       per-case timeout inside the guest (default 300, env NFG_VM_CASE_TIMEOUT)
+#   -t SECONDS       per-case timeout inside the guest (default 300, env NFG_VM_CASE_TIMEOUT);
+#                    a case may set its own with a line "# nfg-case-timeout: N"
 #   -T SECONDS       whole-boot timeout enforced on the host; default
-#                    300 + ncases * (CASE_TIMEOUT + GRACE) (env NFG_VM_BOOT_TIMEOUT)
+#                    300 + the sum over cases of (case timeout + GRACE) (env NFG_VM_BOOT_TIMEOUT)
 #   -o DIR           results directory (default build/vm/ABI/out); emptied first
 #   -v               copy the guest console to stdout while running
 #
 # Environment: NFG_VM_GRACE (default 90): seconds beyond CASE_TIMEOUT without
 # progress after which the host declares the guest hung and kills QEMU.
 # NFG_VM_BOOT_LIMIT (default 300): seconds allowed until the runner starts.
-# NFG_VM_LOCK (default /tmp/nfguard-qemu.lock; "none" disables): lock file that
-# serializes QEMU runs on this machine. NFG_VM_QEMU_ARGS: extra QEMU arguments.
+# NFG_VM_LOCK (default /tmp/nfguard-qemu.lock; "none" disables) and NFG_VM_SLOTS
+# (default: the number of host CPUs): each QEMU holds one of the lock files
+# LOCK.0 .. LOCK.(SLOTS-1), so at most SLOTS guests (one host CPU each: TCG
+# thread=single) run at once on this machine. NFG_VM_QEMU_ARGS: extra QEMU arguments.
 # NFG_VM_TRACE=1: xtrace of the guest runner (with uptimes) in OUTDIR/runner.trace.
+# NFG_VM_STALL=1 (harness self-test only): the guest stops before starting the
+# runner, as a guest that never finishes booting would.
 #
 # Output: "PASS name (Ns)" / "FAIL name (reason)" per case, then
 # "N passed, N failed". Exit 0 only when every case passed. OUTDIR keeps
@@ -48,14 +53,21 @@ done
 shift $((OPTIND - 1))
 { [ -n "$abi" ] && [ $# -gt 0 ]; } || usage
 case $case_timeout$grace$boot_limit${boot_timeout:-0} in *[!0-9]*) echo "run.sh: timeouts must be integers" >&2; exit 2 ;; esac
-[ -z "$boot_timeout" ] && boot_timeout=$((300 + $# * (case_timeout + grace)))
+
+# case_timeout_of CASE: its "# nfg-case-timeout: N" (first 20 lines), else -t.
+case_timeout_of() {
+	local t
+	t=$(head -n 20 "$1" 2>/dev/null | sed -n 's/^# nfg-case-timeout: *\([0-9][0-9]*\) *$/\1/p' | head -n 1)
+	echo "${t:-$case_timeout}"
+}
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 # Kernel image and modules: unpacked under build/kernels/ABI by tests/deps.sh
 # (the host's /boot is never touched), else an installed linux-image-ABI.
-kroot=$top/build/kernels/$abi
-[ -r "$kroot/boot/vmlinuz-$abi" ] || kroot=
+# (A debug kernel may be a symlink there: the guest needs the real path.)
+kroot=$(realpath -q "$top/build/kernels/$abi")
+[ -n "$kroot" ] && [ -r "$kroot/boot/vmlinuz-$abi" ] || kroot=
 kernel=$kroot/boot/vmlinuz-$abi
 [ -r "$kernel" ] || die "no kernel $kernel (run tests/deps.sh)"
 [ -d "$kroot/lib/modules/$abi/kernel" ] || die "no $kroot/lib/modules/$abi (run tests/deps.sh)"
@@ -78,6 +90,11 @@ for c in "$@"; do
 	esac
 	cases+=("$c")
 done
+
+if [ -z "$boot_timeout" ]; then
+	boot_timeout=300
+	for c in "${cases[@]}"; do boot_timeout=$((boot_timeout + $(case_timeout_of "$c") + grace)); done
+fi
 
 vmdir=$top/build/vm/$abi
 mkdir -p "$vmdir" || die "cannot create $vmdir"
@@ -155,6 +172,7 @@ xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	echo "NFG_CASE_TIMEOUT=$case_timeout"
 	echo "NFG_XTABLES_SYSDIR=$xtsys"
 	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
+	echo "NFG_STALL=${NFG_VM_STALL:-0}"
 } >"$out/guest.env"
 printf '%s\n' "${cases[@]}" >"$out/cases.list"
 cp "$here/guest-runner.sh" "$out/guest-runner.sh" || die "cannot copy the guest runner"
@@ -162,12 +180,23 @@ console=$out/console.log
 : >"$console"
 
 # ---------------------------------------------------------------- boot
-if [ "${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock}" != none ]; then
-	exec 9>"${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock}" || die "cannot open lock file"
-	if ! flock -n 9; then
-		echo "run.sh: waiting for another QEMU run to finish (lock ${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock})"
-		flock 9
-	fi
+lockbase=${NFG_VM_LOCK:-/tmp/nfguard-qemu.lock}
+if [ "$lockbase" != none ]; then
+	slots=${NFG_VM_SLOTS:-$(nproc)}
+	case $slots in '' | *[!0-9]* | 0) die "NFG_VM_SLOTS must be a positive integer" ;; esac
+	slot= waited=
+	while [ -z "$slot" ]; do
+		for ((i = 0; i < slots; i++)); do
+			exec 9>"$lockbase.$i" || die "cannot open lock file $lockbase.$i"
+			if flock -n 9; then slot=$i; break; fi
+			exec 9>&-
+		done
+		if [ -z "$slot" ]; then
+			[ -n "$waited" ] || echo "run.sh: waiting for one of $slots QEMU slots (locks $lockbase.*)"
+			waited=1
+			sleep 1
+		fi
+	done
 fi
 
 cmdline="console=ttyS0,115200 panic=-1 oops=panic rdinit=/init log_buf_len=8M"
@@ -219,6 +248,14 @@ report() { # $1 = index (1-based) of the case whose result file exists
 		fi
 	fi
 }
+# The timeout of the case running now (its own "# nfg-case-timeout: N" line,
+# which the runner writes into case.NNN.start), else CASE_TIMEOUT.
+running_case_timeout() {
+	local id t
+	id=$(printf %03d $((reported + 1)))
+	t=$(sed -n 's/^timeout=//p' "$out/case.$id.start" 2>/dev/null)
+	case $t in '' | *[!0-9]*) echo "$case_timeout" ;; *) echo "$t" ;; esac
+}
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 0.5
 	now=$(date +%s)
@@ -237,7 +274,7 @@ while kill -0 "$qpid" 2>/dev/null; do
 		killed="boot timeout (${boot_timeout}s) reached"
 	elif [ -z "$boot_secs" ] && [ $((now - t_start)) -ge "$boot_limit" ]; then
 		killed="guest did not start the runner within ${boot_limit}s"
-	elif [ -n "$boot_secs" ] && [ $((now - last_progress)) -ge $((case_timeout + grace)) ]; then
+	elif [ -n "$boot_secs" ] && [ $((now - last_progress)) -ge $(($(running_case_timeout) + grace)) ]; then
 		killed="guest hung: no progress for $((now - last_progress))s"
 	fi
 	if [ -n "$killed" ]; then
@@ -273,7 +310,15 @@ if [ "$reported" -lt ${#cases[@]} ]; then
 	for ((i = reported + 1; i <= ${#cases[@]}; i++)); do
 		id=$(printf %03d "$i")
 		name=$(basename "${cases[$i - 1]}" .sh)
-		if [ -f "$out/case.$id.start" ]; then
+		# A whole-boot timeout is one verdict for every unfinished case,
+		# worded the same whether or not the case had started.
+		if [[ $killed == "boot timeout"* ]]; then
+			if [ -f "$out/case.$id.start" ]; then
+				echo "FAIL $name ($why${splat:+; console: $splat}; log $out/case.$id.log)"
+			else
+				echo "FAIL $name ($why)"
+			fi
+		elif [ -f "$out/case.$id.start" ]; then
 			echo "FAIL $name ($why${splat:+; console: $splat}; log $out/case.$id.log)"
 		else
 			echo "FAIL $name (not run: $why)"

@@ -14,7 +14,7 @@ nfg_topo_up
 
 for fam in 4 6; do
 	if [ $fam = 4 ]; then dst=$NFG_S4; else dst=$NFG_S6; fi
-	nfg_assert_ok "ping -$fam $dst" nfg_client ping -"$fam" -c 3 -i 0.2 -W 2 "$dst"
+	nfg_assert_ok "ping -$fam $dst" nfg_client ping -"$fam" -c 3 -i 0.2 -W 30 "$dst"
 	ttl=$(sed -n 's/.*\(ttl\|hlim\)=\([0-9]*\).*/\2/p' "$NFG_WORK/assert.out" | head -n 1)
 	nfg_assert_eq 63 "$ttl" "TTL/hop limit of the IPv$fam echo reply (one router hop)"
 	nfg_log "ping IPv$fam through the router ok (ttl $ttl)"
@@ -44,7 +44,7 @@ for v in legacy nft; do
 		nfg_assert_ge "${pkts:-0}" 2 "packets counted by the iptables-$v -$fam DROP rule"
 		nfg_assert_ok "iptables-$v -$fam delete rule" nfg_ipt "$NFG_NS_R" $v $fam -D FORWARD \
 			-p $proto -d "$dst" -m comment --comment "$tag" -j DROP
-		nfg_assert_ok "ping -$fam after removing the $v rule" nfg_client ping -"$fam" -c 1 -W 2 "$dst"
+		nfg_assert_ok "ping -$fam after removing the $v rule" nfg_client ping -"$fam" -c 1 -W 30 "$dst"
 		nfg_log "iptables-$v IPv$fam filters forwarded packets ($pkts dropped)"
 	done
 done

@@ -33,7 +33,7 @@ for v in legacy nft; do
 
 		nfg_conn_close c1
 		nfg_assert_ok "new connection after closing one ($v IPv$fam)" \
-			nfg_wait_until 5 nfg_conn_open c4 "$NFG_NS_C" "$dst" $port 3
+			nfg_wait_until 60 nfg_conn_open c4 "$NFG_NS_C" "$dst" $port 3
 		nfg_assert_fail "connection over the limit again ($v IPv$fam)" \
 			nfg_conn_open c5 "$NFG_NS_C" "$dst" $port 3
 		nfg_assert_ok "2nd connection carries bytes at the end" nfg_conn_send c2 "last data on c2"

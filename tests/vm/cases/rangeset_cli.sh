@@ -284,8 +284,8 @@ nfg_router nfguard set create drop6 ipv6
 expect 1 'does not exist||no set with this name' nfguard set list drop4 # netns-local
 nfg_assert_ok "forward rule v4" nfg_ipt "$NFG_NS_R" nft 4 -A FORWARD -m rangeset --match-set drop4 src -j DROP
 nfg_assert_ok "forward rule v6" nfg_ipt "$NFG_NS_R" legacy 6 -A FORWARD -m rangeset --match-set drop6 dst -j DROP
-nfg_assert_ok "ping v4 before" nfg_client ping -4 -c 1 -W 2 "$NFG_S4"
-nfg_assert_ok "ping v6 before" nfg_client ping -6 -c 1 -W 2 "$NFG_S6"
+nfg_assert_ok "ping v4 before" nfg_client ping -4 -c 1 -W 30 "$NFG_S4"
+nfg_assert_ok "ping v6 before" nfg_client ping -6 -c 1 -W 30 "$NFG_S6"
 nfg_assert_ok "block client" nfg_router nfguard set add drop4 10.0.1.0-10.0.1.3
 nfg_assert_ok "block server6" nfg_router nfguard set add drop6 "$NFG_S6"
 nfg_assert_fail "ping v4 blocked" nfg_client ping -4 -c 2 -i 0.2 -W 1 "$NFG_S4"
@@ -293,7 +293,7 @@ nfg_assert_fail "ping v6 blocked" nfg_client ping -6 -c 2 -i 0.2 -W 1 "$NFG_S6"
 hits=$(nfg_router nfguard set list drop4 | sed -n 's/^Hits: //p')
 nfg_assert_ge "$hits" 2 "hits counted"
 nfg_assert_ok "unblock" nfg_router nfguard set del drop4 10.0.1.2
-nfg_assert_ok "ping v4 after del" nfg_client ping -4 -c 1 -W 2 "$NFG_S4"
+nfg_assert_ok "ping v4 after del" nfg_client ping -4 -c 1 -W 30 "$NFG_S4"
 nfg_log "packets ok (hits $hits)"
 
 # ------------------------------------------------------------------ transcript (for the record)

@@ -32,12 +32,17 @@ for cycle in 1 2 3; do
 		nfg_assert_match '^a ' "$(nfg_in $ns cat /proc/net/stat/nfguard_rangeset)" "proc stat of $ns"
 	done
 	nfg_assert_ge "$(cat $live)" 6 "cycle $cycle: live objects with 6 sets"
-	# a dump in progress while its namespace goes away
-	nfg_in nfg-lc1 sh -c 'nfguard set list b | sleep 2' &
+	# a dump in progress while its namespace goes away: the reader holds
+	# the pipe (and so the dumping CLI) until the namespaces are deleted
+	rm -f "$NFG_WORK/dump.started" "$NFG_WORK/dump.go"
+	mkfifo "$NFG_WORK/dump.go"
+	nfg_in nfg-lc1 sh -c 'nfguard set list b | { read -r l && echo "$l" >"$1.started"; read -r _ <"$1.go"; cat >/dev/null; }' \
+		dumper "$NFG_WORK/dump" &
 	dumper=$!
-	sleep 0.5
+	nfg_wait_until 60 test -s "$NFG_WORK/dump.started" || nfg_fail "cycle $cycle: the dump did not start"
 	ip netns del nfg-lc1
 	ip netns del nfg-lc2
+	echo go >"$NFG_WORK/dump.go"
 	wait $dumper
 	nfg_wait_until 30 eval '[ "$(cat '$live')" = 0 ]' ||
 		nfg_fail "cycle $cycle: $(cat $live) live objects left after netns teardown"

@@ -27,12 +27,14 @@ lookups() { rs list | awk '$1 == "big" { print $6 }'; }
 # flood: SYNs from random sources (each one is a lookup in the set)
 nfg_bg "$NFG_NS_C" hping3 --flood -q -S -p 80 --rand-source "$NFG_S4"
 flood=$NFG_LAST_PID
+nfg_wait_until 60 eval '[ "$(lookups)" -gt 0 ]' || nfg_fail "the flood never reached the set"
 nfg_bg "$NFG_NS_C" ping -q -i 0.05 -c 200 "$NFG_S4"
 pingpid=$NFG_LAST_PID
-sleep 1
 l0=$(lookups)
 dumps=0
-while kill -0 $pingpid 2>/dev/null; do
+# Dump until the pings are done AND at least 2 dumps ran with 5000 lookups
+# meanwhile, however fast or slow this machine dumps or floods.
+while kill -0 $pingpid 2>/dev/null || [ $dumps -lt 2 ] || [ $(($(lookups) - l0)) -lt 5000 ]; do
 	rs list big | sed -n '/^Members:/,$p' | sed 1d >"$NFG_WORK/dump"
 	n=$(wc -l <"$NFG_WORK/dump")
 	nfg_assert_eq 100000 "$n" "members in dump $dumps"

@@ -27,7 +27,7 @@ pings() {
 	[ "$1" = 6 ] && dst=$NFG_S6
 	nfg_client ping -"$1" -c 1 -W "$2" "$dst" >/dev/null 2>&1
 }
-both_pass() { reach "$1" 6 || nfg_fail "$2: TCP blocked"; pings "$1" 4 || nfg_fail "$2: ping blocked"; }
+both_pass() { reach "$1" 30 || nfg_fail "$2: TCP blocked"; pings "$1" 30 || nfg_fail "$2: ping blocked"; }
 both_blocked() { ! reach "$1" 2 || nfg_fail "$2: TCP passed"; ! pings "$1" 1 || nfg_fail "$2: ping passed"; }
 
 for v in legacy nft; do

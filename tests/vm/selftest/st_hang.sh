@@ -1,4 +1,5 @@
 #!/bin/bash
+# nfg-case-timeout: 10
 # Selftest: a whole-guest hang: panic without reboot (kernel.panic=0), so
 # nothing in the guest can report anymore; the host must kill QEMU.
 echo 0 >/proc/sys/kernel/panic

@@ -1,0 +1,125 @@
+#!/bin/bash
+# `make check`: every stage of the nfguard test suite, in order, with a timing
+# table at the end so the time budget is visible in every run.
+#
+# usage: tests/check.sh
+#
+# Stages: deps (tests/deps.sh), build (make all), unit (make check-unit),
+# install (make check-install), selftest (harness self-test), vm (every VM
+# case on every kernel). Stages after a failed deps/build stage are not run;
+# a failing test stage does not stop the later ones. Each stage's output is
+# shown as it runs and kept in build/check/STAGE.log.
+#
+# Ends with the kernel ABIs tested, a per-stage table, a per-case table
+# (slowest first) and "N passed, N failed" summed over the stages' own closing
+# lines (a stage that fails without one counts as one failure). Exit status
+# non-zero on any failure.
+#
+# Environment: NFG_CHECK_BUDGET (seconds, default 1800): the run prints a
+# warning line when it takes longer (it does not fail for it).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+logs=$top/build/check
+mkdir -p "$logs"
+budget=${NFG_CHECK_BUDGET:-1800}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+declare -a st_name=() st_secs=() st_pass=() st_fail=() st_rc=()
+total_p=0 total_f=0 t_all=$(date +%s)
+
+kabis_now() { sed -n 's/^KABIS *= *//p' "$top/build/config.mk" 2>/dev/null; }
+
+# stage NAME CMD...: run, tee to the log, record time and counts.
+stage() {
+	local name=$1 t0 rc line p f
+	shift
+	echo
+	echo "======== [$name] $*"
+	t0=$(date +%s)
+	set -o pipefail
+	"$@" 2>&1 | tee "$logs/$name.log"
+	rc=$?
+	set +o pipefail
+	line=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n 1)
+	if [ -n "$line" ]; then
+		line=${line#*: }
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed*}
+	else
+		p=0 f=0
+	fi
+	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+	st_name+=("$name") st_secs+=($(($(date +%s) - t0))) st_pass+=("$p") st_fail+=("$f") st_rc+=("$rc")
+	total_p=$((total_p + p)) total_f=$((total_f + f))
+	echo "======== [$name] exit $rc, $(($(date +%s) - t0))s"
+	return "$rc"
+}
+
+ok=1
+stage deps ./tests/deps.sh || ok=
+if [ -n "$ok" ]; then
+	stage build make -j"$jobs" all || ok=
+fi
+if [ -n "$ok" ]; then
+	echo
+	echo "######## kernels under test (newest Debian 6.1 and 6.12 that tests/deps.sh resolved): $(kabis_now)"
+	stage unit make check-unit
+	stage install make check-install
+	stage selftest make check-selftest
+	stage vm make check-vm
+fi
+
+# ------------------------------------------------------------------ tables
+t_end=$(date +%s)
+echo
+echo "######## timing (make check on $(nproc) CPUs, kernels: $(kabis_now))"
+printf '%-10s %7s %7s %7s  %s\n' stage seconds passed failed status
+for i in "${!st_name[@]}"; do
+	s=ok
+	[ "${st_rc[$i]}" -eq 0 ] || s="FAILED (exit ${st_rc[$i]})"
+	printf '%-10s %7s %7s %7s  %s\n' "${st_name[$i]}" "${st_secs[$i]}" "${st_pass[$i]}" "${st_fail[$i]}" "$s"
+done
+printf '%-10s %7s\n' total $((t_end - t_all))
+
+# Per case (VM cases on each kernel, and the self-test's boots), slowest first.
+rows=$logs/cases.tsv
+: >"$rows"
+for abi in $(kabis_now); do
+	out=$top/build/vm/$abi/check
+	[ -f "$out/cases.list" ] || continue
+	n=0
+	while IFS= read -r c; do
+		n=$((n + 1))
+		r=$out/case.$(printf %03d "$n").result
+		name=${c##*/}
+		name=${name%.sh}
+		if [ -f "$r" ]; then
+			printf '%s\t%s\t%s\t%s\n' "$(sed -n 's/^secs=//p' "$r")" "$name" "$abi" \
+				"$(sed -n 's/^status=//p' "$r")" >>"$rows"
+		else
+			printf '%s\t%s\t%s\t%s\n' "-" "$name" "$abi" "no result" >>"$rows"
+		fi
+	done <"$out/cases.list"
+	for b in A B C; do
+		l=$(sed -n "s/^   (boot $b took \([0-9]*\)s)$/\1/p" "$top/build/vm/$abi/selftest.out" 2>/dev/null)
+		[ -z "$l" ] || printf '%s\t%s\t%s\t%s\n' "$l" "selftest boot $b" "$abi" "-" >>"$rows"
+	done
+	for f in boot_secs wall_secs; do
+		v=$(sed -n "s/^$f=//p" "$out/summary" 2>/dev/null)
+		[ -z "$v" ] || printf '%s\t%s\t%s\t%s\n' "$v" "(vm guest $f)" "$abi" "-" >>"$rows"
+	done
+done
+if [ -s "$rows" ]; then
+	echo
+	printf '%8s  %-28s %-24s %s\n' seconds case kernel status
+	sort -t "$(printf '\t')" -k1,1gr "$rows" | while IFS=$'\t' read -r secs name abi status; do
+		printf '%8s  %-28s %-24s %s\n' "$secs" "$name" "$abi" "$status"
+	done
+fi
+echo
+echo "######## tested kernels: $(kabis_now); total $((t_end - t_all))s (budget ${budget}s)"
+[ $((t_end - t_all)) -le "$budget" ] || echo "######## WARNING: make check took longer than the ${budget}s budget"
+echo "$total_p passed, $total_f failed"
+[ "$total_f" -eq 0 ] && [ -n "$ok" ]
