@@ -38,8 +38,8 @@ void *shim_alloc(size_t size, gfp_t gfp)
 	if (size == SIZE_MAX)	/* saturated size computation */
 		return NULL;
 	p = (gfp & __GFP_ZERO) ? calloc(1, size ? size : 1) : malloc(size ? size : 1);
-	if (p)
-		shim_alloc_live++;
+	if (p)	/* atomic: some tests allocate from several threads */
+		__atomic_fetch_add(&shim_alloc_live, 1, __ATOMIC_RELAXED);
 	return p;
 }
 
@@ -47,7 +47,7 @@ void shim_free(const void *p)
 {
 	if (!p)
 		return;
-	shim_alloc_live--;
+	__atomic_fetch_sub(&shim_alloc_live, 1, __ATOMIC_RELAXED);
 	free((void *)p);
 }
 

@@ -66,8 +66,9 @@ static inline int fls64(u64 x)
 	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
-/* ffs(0) = 0, ffs(1) = 1 */
-static inline int ffs(int x)
+/* ffs(0) = 0, ffs(1) = 1; renamed: libc's <strings.h> declares ffs() too */
+#define ffs(x)	shim_ffs(x)
+static inline int shim_ffs(int x)
 {
 	return __builtin_ffs(x);
 }

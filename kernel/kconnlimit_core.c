@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard kconnlimit: keyed connection-count table.
+ *
+ * Theory of operation
+ * -------------------
+ *
+ * Problem: connlimit counts, per masked address (the "key"), how many
+ * tracked connections exist, and compares with a limit on every packet it
+ * sees. Mainline's nf_conncount shares one array of 256 locks between all
+ * rules, keeps an rbtree per lock, and validates each remembered connection
+ * by looking its tuple up again in the conntrack hash: a SYN flood from many
+ * sources turns into a stream of hash lookups under contended locks.
+ *
+ * Data layout: every rule instance owns a table. The table is an array of
+ * @slots chains indexed by jhash(key) and an array of @locks spinlocks;
+ * slot i is protected by lock i & (locks - 1). A chain links one node per
+ * key present; a node holds the key's count and the list of its remembered
+ * connections (struct nfg_kcl_conn, 32 bytes on 64-bit).
+ *
+ *	slots[]:  [0] -> node(10.0.1.0) -> node(10.7.3.0) -> NULL
+ *	          [1] -> NULL
+ *	          ...
+ *	node:     key | count | conns: conn -> conn -> conn (oldest first)
+ *
+ * Reads: counting a key (every packet that does not create a connection)
+ * walks the chain under RCU and reads node->count with READ_ONCE(): no
+ * lock, no atomic write. Chains are singly linked RCU lists; a node is
+ * unlinked under its slot lock and freed after a grace period, so a reader
+ * holding a pointer to it can still follow ->next.
+ *
+ * Writes: the packet that creates a connection (conntrack not yet
+ * confirmed) inserts it under the slot lock: find or create the node,
+ * collect a bounded number of dead entries (below), check the global cap,
+ * append, count. Only that packet writes; all others read. Removal happens
+ * in the same lock: the insert-time GC, the periodic worker (nfg_kcl_gc),
+ * or nfg_kcl_remove(). A node whose count reaches zero is unlinked.
+ *
+ * What a remembered connection is: a conntrack pointer with a reference
+ * held (plus the time it was remembered). The suggested alternative, a
+ * bare (ct pointer, nf_ct_get_id()) pair validated under RCU, was checked
+ * and rejected: SLAB_TYPESAFE_BY_RCU only keeps the memory an nf_conn for
+ * the RCU read-side section in which the pointer was found. Our pointer is
+ * kept across sections, so once the conntrack is freed its slab page may go
+ * back to the page allocator and be reused for anything; reading it to
+ * compute the id would read foreign memory. Holding a reference keeps the
+ * object (and its ->status, timeout and TCP state) readable until we let
+ * go; it never keeps a connection alive, because conntrack kills entries
+ * (timeout, conntrack -D/-F, netns exit) regardless of references, and a
+ * killed entry is seen as dead here and released. The only cost: a killed
+ * conntrack's memory lives until our next GC pass over its key (at most one
+ * worker period), which netns teardown waits for.
+ *
+ * Death (decided by the environment, nfg_kcl_conn_dead(); kernel version in
+ * kconnlimit_mt.c): dying (killed or timed out), expired, TCP in TIME_WAIT
+ * or CLOSE (as nf_conncount: closed connections do not count), or never
+ * confirmed and no longer referenced by anyone but us, or unconfirmed for
+ * over a second (the packet that created it was dropped).
+ *
+ * GC: bounded on insert, complete in a worker.
+ * - On insert, the key's list is checked from the tail (the newest
+ *   entries: the most likely to be abandoned unconfirmed connections whose
+ *   SYN the rule dropped) for up to NFG_KCL_GC_TAIL entries, and from the
+ *   head for up to NFG_KCL_GC_HEAD entries; live head entries are rotated to
+ *   the tail, so successive inserts walk the whole list over time. The cost
+ *   per insert is constant, whatever the count.
+ * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
+ *   gc_interval_ms, so counts read by established packets and shown by the
+ *   CLI drop promptly even when no new connection comes for the key.
+ * References are released after the slot lock is dropped.
+ *
+ * Memory bound: a global cap (nfg_kcl_max_conns) on remembered connections
+ * over all tables. An insert at the cap, or one whose allocation fails,
+ * returns an error and the match drops the packet, as mainline does when
+ * nf_conncount cannot allocate. Both are counted per table.
+ *
+ * Listing: nfg_kcl_top() walks every chain under RCU without slot locks and
+ * keeps the n largest counts in a min-heap; the result is a snapshot that
+ * may be a little stale, never torn (each count is one READ_ONCE()).
+ *
+ * Duplicates: the creating packet passes a given rule once; if the same
+ * unconfirmed conntrack comes back to the rule (a chain jumped to twice),
+ * the key's newest entry is that conntrack and it is not added again.
+ */
+#include "nfg_compat.h"
+
+#include <linux/atomic.h>
+#include <linux/errno.h>
+#include <linux/jhash.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "kconnlimit_core.h"
+
+atomic_long_t nfg_kcl_total_conns;
+unsigned long nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
+atomic_t nfg_kcl_live_objects;
+
+static struct kmem_cache *nfg_kcl_conn_cache __read_mostly;
+
+int nfg_kcl_core_init(void)
+{
+	nfg_kcl_conn_cache = kmem_cache_create("nfg_kcl_conn",
+					       sizeof(struct nfg_kcl_conn),
+					       0, 0, NULL);
+	return nfg_kcl_conn_cache ? 0 : -ENOMEM;
+}
+
+/* Every table destroyed and an RCU barrier passed (nodes freed). */
+void nfg_kcl_core_exit(void)
+{
+	kmem_cache_destroy(nfg_kcl_conn_cache);
+}
+
+static bool nfg_kcl_pow2(u32 x)
+{
+	return x && !(x & (x - 1));
+}
+
+int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
+		       u32 seed, bool v6)
+{
+	u32 i;
+
+	if (!nfg_kcl_pow2(slots) || slots > NFG_KCL_SLOTS_MAX ||
+	    !nfg_kcl_pow2(locks) || locks > NFG_KCL_LOCKS_MAX)
+		return -EINVAL;
+
+	memset(t, 0, sizeof(*t));
+	t->slots = kvcalloc(slots, sizeof(*t->slots), GFP_KERNEL);
+	if (!t->slots)
+		goto err_out;
+	t->locks = kvmalloc_array(locks, sizeof(*t->locks), GFP_KERNEL);
+	if (!t->locks)
+		goto err_slots;
+	t->stats = alloc_percpu(struct nfg_kcl_stats);
+	if (!t->stats)
+		goto err_locks;
+	for (i = 0; i < locks; i++)
+		spin_lock_init(&t->locks[i]);
+	t->slot_mask = slots - 1;
+	t->lock_mask = locks - 1;
+	t->seed = seed;
+	t->key_words = v6 ? 4 : 1;
+	atomic_set(&t->keys, 0);
+	atomic_set(&t->conns, 0);
+	atomic_inc(&nfg_kcl_live_objects);
+	return 0;
+
+err_locks:
+	kvfree(t->locks);
+err_slots:
+	kvfree(t->slots);
+err_out:
+	t->slots = NULL;
+	t->locks = NULL;
+	return -ENOMEM;
+}
+
+static u32 nfg_kcl_hash(const struct nfg_kcl_table *t,
+			const struct nfg_kcl_key *key)
+{
+	return jhash2(key->w, t->key_words, t->seed) & t->slot_mask;
+}
+
+static spinlock_t *nfg_kcl_lock(const struct nfg_kcl_table *t, u32 slot)
+{
+	return &t->locks[slot & t->lock_mask];
+}
+
+static bool nfg_kcl_key_eq(const struct nfg_kcl_key *a,
+			   const struct nfg_kcl_key *b)
+{
+	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) |
+		(a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3])) == 0;
+}
+
+static void nfg_kcl_node_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct nfg_kcl_node, rcu));
+	atomic_dec(&nfg_kcl_live_objects);
+}
+
+static void nfg_kcl_conn_free(struct nfg_kcl_conn *c)
+{
+	kmem_cache_free(nfg_kcl_conn_cache, c);
+	atomic_dec(&nfg_kcl_live_objects);
+}
+
+/* Release and free connections collected under a slot lock, after it. */
+static void nfg_kcl_release_list(struct list_head *dead)
+{
+	struct nfg_kcl_conn *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, dead, node) {
+		list_del(&c->node);
+		nfg_kcl_conn_release(c);
+		nfg_kcl_conn_free(c);
+	}
+}
+
+/* Slot lock held: move @c from its node to @dead. */
+static void nfg_kcl_evict(struct nfg_kcl_table *t, struct nfg_kcl_node *n,
+			  struct nfg_kcl_conn *c, struct list_head *dead)
+{
+	list_del(&c->node);
+	list_add_tail(&c->node, dead);
+	WRITE_ONCE(n->count, n->count - 1);
+	atomic_dec(&t->conns);
+	/* Now, not at the free: an insert after us in this lock sees the room. */
+	atomic_long_dec(&nfg_kcl_total_conns);
+}
+
+/*
+ * Slot lock held: unlink @n (whose count is zero) from the chain, given the
+ * link that points to it; freed after a grace period.
+ */
+static void nfg_kcl_unlink(struct nfg_kcl_table *t,
+			   struct nfg_kcl_node __rcu **link,
+			   struct nfg_kcl_node *n, spinlock_t *lock)
+{
+	rcu_assign_pointer(*link,
+			   rcu_dereference_protected(n->next,
+						     lockdep_is_held(lock)));
+	atomic_dec(&t->keys);
+	call_rcu(&n->rcu, nfg_kcl_node_free_rcu);
+}
+
+/* Slot lock held: bounded GC of one node before an insert. */
+static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
+				      struct nfg_kcl_node *n,
+				      struct list_head *dead)
+{
+	struct nfg_kcl_conn *c;
+	unsigned int evicted = 0, i;
+
+	/* Newest first: abandoned unconfirmed entries sit at the tail. */
+	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
+		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
+		if (!nfg_kcl_conn_dead(c))
+			break;
+		nfg_kcl_evict(t, n, c, dead);
+		evicted++;
+	}
+	/* Oldest next; live ones go to the tail so the next insert goes on. */
+	for (i = 0; i < NFG_KCL_GC_HEAD && i < n->count; i++) {
+		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
+		if (nfg_kcl_conn_dead(c)) {
+			nfg_kcl_evict(t, n, c, dead);
+			evicted++;
+		} else {
+			list_del(&c->node);
+			list_add_tail(&c->node, &n->conns);
+		}
+	}
+	return evicted;
+}
+
+int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
+		void *ct, u32 stamp, unsigned int *count)
+{
+	u32 slot = nfg_kcl_hash(t, key);
+	spinlock_t *lock = nfg_kcl_lock(t, slot);
+	struct nfg_kcl_node __rcu **link;
+	struct nfg_kcl_node *n;
+	struct nfg_kcl_conn *c;
+	unsigned int evicted = 0;
+	LIST_HEAD(dead);
+	int ret = 0;
+
+	spin_lock_bh(lock);
+	for (link = &t->slots[slot];
+	     (n = rcu_dereference_protected(*link, lockdep_is_held(lock)));
+	     link = &n->next)
+		if (nfg_kcl_key_eq(&n->key, key))
+			break;
+
+	if (n) {
+		evicted = nfg_kcl_gc_insert(t, n, &dead);
+		if (!list_empty(&n->conns)) {
+			c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
+			if (c->ct == ct) {
+				*count = n->count;
+				ret = 1;
+				goto out_unlock;
+			}
+		}
+	}
+
+	if (atomic_long_inc_return(&nfg_kcl_total_conns) >
+	    (long)READ_ONCE(nfg_kcl_max_conns)) {
+		atomic_long_dec(&nfg_kcl_total_conns);
+		this_cpu_inc(t->stats->cap_hits);
+		ret = -ENOSPC;
+		goto out_empty;
+	}
+	c = kmem_cache_alloc(nfg_kcl_conn_cache, GFP_ATOMIC | __GFP_NOWARN);
+	if (!c)
+		goto err_nomem;
+	if (!n) {
+		n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN);
+		if (!n) {
+			kmem_cache_free(nfg_kcl_conn_cache, c);
+			goto err_nomem;
+		}
+		n->key = *key;
+		n->count = 0;
+		INIT_LIST_HEAD(&n->conns);
+		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
+								    lockdep_is_held(lock)));
+		/* Publishes key, count and next to lockless readers. */
+		rcu_assign_pointer(t->slots[slot], n);
+		link = &t->slots[slot];
+		atomic_inc(&t->keys);
+		atomic_inc(&nfg_kcl_live_objects);
+	}
+	c->ct = ct;
+	c->stamp = stamp;
+	list_add_tail(&c->node, &n->conns);
+	WRITE_ONCE(n->count, n->count + 1);
+	*count = n->count;
+	atomic_inc(&t->conns);
+	atomic_inc(&nfg_kcl_live_objects);
+	this_cpu_inc(t->stats->inserts);
+	goto out_unlock;
+
+err_nomem:
+	atomic_long_dec(&nfg_kcl_total_conns);
+	this_cpu_inc(t->stats->alloc_fail);
+	ret = -ENOMEM;
+out_empty:
+	/* The bounded GC may have emptied an existing node. */
+	if (n && !n->count)
+		nfg_kcl_unlink(t, link, n, lock);
+out_unlock:
+	spin_unlock_bh(lock);
+	if (evicted) {
+		this_cpu_add(t->stats->gc_evictions, evicted);
+		nfg_kcl_release_list(&dead);
+	}
+	return ret;
+}
+
+unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
+			   const struct nfg_kcl_key *key)
+{
+	const struct nfg_kcl_node *n;
+	unsigned int count = 0;
+
+	rcu_read_lock();
+	for (n = rcu_dereference(t->slots[nfg_kcl_hash(t, key)]); n;
+	     n = rcu_dereference(n->next)) {
+		if (nfg_kcl_key_eq(&n->key, key)) {
+			count = READ_ONCE(n->count);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return count;
+}
+
+bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
+		    const void *ct)
+{
+	u32 slot = nfg_kcl_hash(t, key);
+	spinlock_t *lock = nfg_kcl_lock(t, slot);
+	struct nfg_kcl_node __rcu **link;
+	struct nfg_kcl_conn *c, *found = NULL;
+	struct nfg_kcl_node *n;
+	LIST_HEAD(dead);
+
+	spin_lock_bh(lock);
+	for (link = &t->slots[slot];
+	     (n = rcu_dereference_protected(*link, lockdep_is_held(lock)));
+	     link = &n->next)
+		if (nfg_kcl_key_eq(&n->key, key))
+			break;
+	if (n) {
+		list_for_each_entry(c, &n->conns, node) {
+			if (c->ct == ct) {
+				found = c;
+				break;
+			}
+		}
+		if (found) {
+			nfg_kcl_evict(t, n, found, &dead);
+			if (!n->count)
+				nfg_kcl_unlink(t, link, n, lock);
+		}
+	}
+	spin_unlock_bh(lock);
+	nfg_kcl_release_list(&dead);
+	return found;
+}
+
+unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n)
+{
+	unsigned int evicted = 0, here;
+	struct nfg_kcl_conn *c, *tmp;
+	struct nfg_kcl_node __rcu **link;
+	struct nfg_kcl_node *node;
+	spinlock_t *lock;	/* the current slot's lock */
+	LIST_HEAD(dead);
+	u32 slot, end;
+
+	end = min_t(u32, first + n, nfg_kcl_slots(t));
+	for (slot = first; slot < end; slot++) {
+		if (!rcu_access_pointer(t->slots[slot]))
+			continue;
+		lock = nfg_kcl_lock(t, slot);
+		here = 0;
+		spin_lock_bh(lock);
+		link = &t->slots[slot];
+		while ((node = rcu_dereference_protected(*link,
+							 lockdep_is_held(lock)))) {
+			list_for_each_entry_safe(c, tmp, &node->conns, node) {
+				if (nfg_kcl_conn_dead(c)) {
+					nfg_kcl_evict(t, node, c, &dead);
+					here++;
+				}
+			}
+			if (!node->count)
+				nfg_kcl_unlink(t, link, node, lock);
+			else
+				link = &node->next;
+		}
+		spin_unlock_bh(lock);
+		if (here) {
+			this_cpu_add(t->stats->gc_evictions, here);
+			nfg_kcl_release_list(&dead);
+			evicted += here;
+		}
+	}
+	return evicted;
+}
+
+void nfg_kcl_table_destroy(struct nfg_kcl_table *t)
+{
+	struct nfg_kcl_node *n, *next;
+	struct nfg_kcl_conn *c, *tmp;
+	u32 slot;
+
+	if (!t->slots)
+		return;
+	for (slot = 0; slot < nfg_kcl_slots(t); slot++) {
+		/* No reader and no writer is left: plain accesses. */
+		for (n = rcu_dereference_raw(t->slots[slot]); n; n = next) {
+			next = rcu_dereference_raw(n->next);
+			list_for_each_entry_safe(c, tmp, &n->conns, node) {
+				list_del(&c->node);
+				atomic_long_dec(&nfg_kcl_total_conns);
+				nfg_kcl_conn_release(c);
+				nfg_kcl_conn_free(c);
+			}
+			kfree(n);
+			atomic_dec(&nfg_kcl_live_objects);
+		}
+		if ((slot & 1023) == 1023)
+			cond_resched();
+	}
+	free_percpu(t->stats);
+	kvfree(t->locks);
+	kvfree(t->slots);
+	t->slots = NULL;
+	atomic_dec(&nfg_kcl_live_objects);
+}
+
+/* ---- top-n ---- */
+
+/* Heap order: a below b when a has fewer connections (ties: higher key). */
+static bool nfg_kcl_below(const struct nfg_kcl_top_ent *a,
+			  const struct nfg_kcl_top_ent *b)
+{
+	if (a->count != b->count)
+		return a->count < b->count;
+	return memcmp(&a->key, &b->key, sizeof(a->key)) > 0;
+}
+
+static void nfg_kcl_sift_down(struct nfg_kcl_top_ent *h, unsigned int len,
+			      unsigned int i)
+{
+	struct nfg_kcl_top_ent tmp;
+	unsigned int l, m;
+
+	for (;;) {
+		l = 2 * i + 1;
+		if (l >= len)
+			return;
+		m = l;
+		if (l + 1 < len && nfg_kcl_below(&h[l + 1], &h[l]))
+			m = l + 1;
+		if (!nfg_kcl_below(&h[m], &h[i]))
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+static void nfg_kcl_sift_up(struct nfg_kcl_top_ent *h, unsigned int i)
+{
+	struct nfg_kcl_top_ent tmp;
+	unsigned int p;
+
+	while (i) {
+		p = (i - 1) / 2;
+		if (!nfg_kcl_below(&h[i], &h[p]))
+			return;
+		tmp = h[i];
+		h[i] = h[p];
+		h[p] = tmp;
+		i = p;
+	}
+}
+
+unsigned int nfg_kcl_top(const struct nfg_kcl_table *t,
+			 struct nfg_kcl_top_ent *out, unsigned int n)
+{
+	const struct nfg_kcl_node *node;
+	struct nfg_kcl_top_ent e, tmp;
+	unsigned int len = 0, i;
+	u32 slot;
+
+	if (!n)
+		return 0;
+	for (slot = 0; slot < nfg_kcl_slots(t); slot++) {
+		if (!rcu_access_pointer(t->slots[slot]))
+			continue;
+		rcu_read_lock();
+		for (node = rcu_dereference(t->slots[slot]); node;
+		     node = rcu_dereference(node->next)) {
+			e.key = node->key;
+			e.count = READ_ONCE(node->count);
+			if (!e.count)
+				continue;
+			if (len < n) {
+				out[len] = e;
+				nfg_kcl_sift_up(out, len++);
+			} else if (nfg_kcl_below(&out[0], &e)) {
+				out[0] = e;
+				nfg_kcl_sift_down(out, len, 0);
+			}
+		}
+		rcu_read_unlock();
+		if ((slot & 1023) == 1023)
+			cond_resched();
+	}
+	/* Heap sort: repeatedly move the smallest to the end. */
+	for (i = len; i > 1; i--) {
+		tmp = out[0];
+		out[0] = out[i - 1];
+		out[i - 1] = tmp;
+		nfg_kcl_sift_down(out, i - 1, 0);
+	}
+	return len;
+}
+
+void nfg_kcl_table_info(const struct nfg_kcl_table *t, struct nfg_kcl_info *ci)
+{
+	const struct nfg_kcl_stats *s;
+	int cpu;
+
+	memset(ci, 0, sizeof(*ci));
+	ci->keys = atomic_read(&t->keys);
+	ci->conns = atomic_read(&t->conns);
+	ci->memsize = (u64)nfg_kcl_slots(t) * sizeof(*t->slots) +
+		      (u64)(t->lock_mask + 1) * sizeof(*t->locks) +
+		      (u64)ci->keys * sizeof(struct nfg_kcl_node) +
+		      (u64)ci->conns * sizeof(struct nfg_kcl_conn);
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(t->stats, cpu);
+		ci->stats.matched += READ_ONCE(s->matched);
+		ci->stats.over_limit += READ_ONCE(s->over_limit);
+		ci->stats.inserts += READ_ONCE(s->inserts);
+		ci->stats.gc_evictions += READ_ONCE(s->gc_evictions);
+		ci->stats.cap_hits += READ_ONCE(s->cap_hits);
+		ci->stats.alloc_fail += READ_ONCE(s->alloc_fail);
+	}
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard kconnlimit: keyed connection-count table (see the theory of
+ * operation at the top of kconnlimit_core.c). This header is also compiled
+ * by the userspace unit harness in tests/unit against a thin shim of
+ * kernel headers: nothing here knows about conntrack.
+ */
+#ifndef _NFG_KCONNLIMIT_CORE_H
+#define _NFG_KCONNLIMIT_CORE_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+/* Table geometry limits (module parameters are checked against these). */
+#define NFG_KCL_SLOTS_MAX	BIT(20)
+#define NFG_KCL_LOCKS_MAX	BIT(16)
+#define NFG_KCL_DEFAULT_SLOTS	8192U
+#define NFG_KCL_DEFAULT_LOCKS	256U
+#define NFG_KCL_DEFAULT_MAX_CONNS	1048576UL
+
+/* Per insert: entries checked from the tail, and from the head (rotated). */
+#define NFG_KCL_GC_TAIL		2
+#define NFG_KCL_GC_HEAD		4
+
+/*
+ * A masked address: IPv4 in w[0] (w[1..3] zero), IPv6 in w[0..3], both in
+ * network byte order as the packet carries them. Only compared and hashed.
+ */
+struct nfg_kcl_key {
+	u32	w[4];
+};
+
+/*
+ * A remembered connection. @ct is opaque to the core: the environment (the
+ * xt match, or the unit harness's fake conntrack) owns what it points to
+ * and says through nfg_kcl_conn_dead() when it stops counting.
+ */
+struct nfg_kcl_conn {
+	struct list_head	node;	/* nfg_kcl_node.conns, under the slot lock */
+	void			*ct;	/* a counted reference (see the theory) */
+	u32			stamp;	/* environment's clock when remembered */
+};
+
+/*
+ * All connections of one key. Linked into its slot's chain, which RCU
+ * readers walk without a lock; @count is written under the slot lock and
+ * read with READ_ONCE() by anyone. Freed after an RCU grace period.
+ */
+struct nfg_kcl_node {
+	struct nfg_kcl_node __rcu *next;	/* slot chain */
+	struct nfg_kcl_key	key;		/* immutable */
+	u32			count;		/* entries on @conns */
+	struct list_head	conns;		/* under the slot lock */
+	struct rcu_head		rcu;
+};
+
+struct nfg_kcl_stats {
+	u64	matched;	/* packets the rule matched (verdict true) */
+	u64	over_limit;	/* packets whose key was over the limit */
+	u64	inserts;	/* connections remembered */
+	u64	gc_evictions;	/* connections forgotten because they ended */
+	u64	cap_hits;	/* inserts refused: global cap reached (dropped) */
+	u64	alloc_fail;	/* inserts refused: no memory (dropped) */
+};
+
+struct nfg_kcl_table {
+	struct nfg_kcl_node __rcu **slots;	/* chains, by hash of the key */
+	/*
+	 * Keyed locks: locks[i & lock_mask] protects the chain of slots[i]
+	 * (linking and unlinking nodes) and, for every node on it, count and
+	 * conns. Taken (BH-safe) only to insert and to remove; counting keys
+	 * never takes them.
+	 */
+	spinlock_t		*locks;
+	u32			slot_mask;	/* slots - 1 */
+	u32			lock_mask;	/* locks - 1 */
+	u32			seed;		/* hash seed */
+	u32			key_words;	/* 1 (IPv4) or 4 (IPv6): words hashed */
+	atomic_t		keys;		/* nodes in the table */
+	atomic_t		conns;		/* remembered connections */
+	struct nfg_kcl_stats __percpu *stats;
+};
+
+struct nfg_kcl_info {
+	u32			keys;
+	u32			conns;
+	u64			memsize;	/* bytes held by the table */
+	struct nfg_kcl_stats	stats;		/* sum over CPUs */
+};
+
+struct nfg_kcl_top_ent {
+	struct nfg_kcl_key	key;
+	u32			count;
+};
+
+/* Remembered connections in all tables, and their cap (0 = no insert). */
+extern atomic_long_t nfg_kcl_total_conns;
+extern unsigned long nfg_kcl_max_conns;
+/* Tables, nodes and remembered connections alive (leak checks in tests). */
+extern atomic_t nfg_kcl_live_objects;
+
+/* ---- provided by the environment (kernel: kconnlimit_mt.c) ---- */
+
+/* True when @c no longer counts: closed, timed out, deleted, abandoned. */
+bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c);
+/* Drop the reference nfg_kcl_add() took over from the caller. */
+void nfg_kcl_conn_release(struct nfg_kcl_conn *c);
+
+/* ---- core ---- */
+
+int nfg_kcl_core_init(void);
+void nfg_kcl_core_exit(void);
+
+/* @slots and @locks: powers of two within the limits above. */
+int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
+		       u32 seed, bool v6);
+/* No reader may be left: forgets (releases) everything and frees. */
+void nfg_kcl_table_destroy(struct nfg_kcl_table *t);
+
+/*
+ * Remember @ct under @key and store the key's count (this connection
+ * included) in *@count. Returns 0 when remembered (the table now owns the
+ * caller's reference), 1 when @ct was already the key's newest entry (the
+ * caller keeps its reference), -ENOSPC at the global cap, -ENOMEM.
+ * Atomic context; takes the key's slot lock.
+ */
+int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
+		void *ct, u32 stamp, unsigned int *count);
+
+/* The key's count; no lock taken. Caller in an RCU read-side section or not. */
+unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
+			   const struct nfg_kcl_key *key);
+
+/* Forget @ct under @key (releases it). Returns true when it was found. */
+bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
+		    const void *ct);
+
+/*
+ * Check every connection in slots [@first, @first + @n) and forget those
+ * that ended. Returns how many were forgotten. Process context or BH.
+ */
+unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n);
+
+/*
+ * Up to @n keys with the most connections, in @out by count descending
+ * (ties: lower key first). Walks without slot locks. Returns how many.
+ */
+unsigned int nfg_kcl_top(const struct nfg_kcl_table *t,
+			 struct nfg_kcl_top_ent *out, unsigned int n);
+
+void nfg_kcl_table_info(const struct nfg_kcl_table *t,
+			struct nfg_kcl_info *ci);
+
+static inline u32 nfg_kcl_slots(const struct nfg_kcl_table *t)
+{
+	return t->slot_mask + 1;
+}
+
+#endif /* _NFG_KCONNLIMIT_CORE_H */

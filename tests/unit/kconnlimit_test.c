@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the kconnlimit keyed count table (kernel/kconnlimit_core.c),
+ * compiled in userspace against tests/unit/shim with ASan and UBSan, and
+ * with SHIM_RCU_DEFER: RCU read-side sections are real (an rwlock) and
+ * call_rcu() waits for them, so lockless readers running next to writers
+ * are checked for use-after-free.
+ *
+ * The environment's conntrack is faked: a refcounted object the test
+ * "kills" (dead flag + drop of the conntrack table's reference), freed on
+ * its last put, so a table that keeps using a connection it released is
+ * caught by ASan, and one that never releases it is caught by the live
+ * counter. After every test: no WARN, no leaked allocation, no fake
+ * conntrack left, live_objects back to zero.
+ */
+/* The core first: the shim's bitops.h defines ffs() as libc's strings.h does. */
+#include "kconnlimit_core.c"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- RCU for SHIM_RCU_DEFER ------------------------------------------- */
+
+static pthread_rwlock_t rcu_lock;
+static pthread_mutex_t rcu_queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct callback_head *rcu_queue;
+
+void shim_rcu_read_lock(void)
+{
+	pthread_rwlock_rdlock(&rcu_lock);
+}
+
+void shim_rcu_read_unlock(void)
+{
+	pthread_rwlock_unlock(&rcu_lock);
+}
+
+void shim_call_rcu(struct callback_head *head,
+		   void (*fn)(struct callback_head *head))
+{
+	head->func = fn;
+	pthread_mutex_lock(&rcu_queue_lock);
+	head->next = rcu_queue;
+	rcu_queue = head;
+	pthread_mutex_unlock(&rcu_queue_lock);
+}
+
+void shim_synchronize_rcu(void)
+{
+	struct callback_head *q, *next;
+
+	pthread_mutex_lock(&rcu_queue_lock);
+	q = rcu_queue;
+	rcu_queue = NULL;
+	pthread_mutex_unlock(&rcu_queue_lock);
+	/* Every reader that could have seen a queued object leaves first. */
+	pthread_rwlock_wrlock(&rcu_lock);
+	pthread_rwlock_unlock(&rcu_lock);
+	for (; q; q = next) {
+		next = q->next;
+		q->func(q);
+	}
+}
+
+/* ---- fake conntrack --------------------------------------------------- */
+
+struct fake_ct {
+	int	refs;	/* atomic */
+	int	dead;	/* atomic: killed, as nf_ct_is_dying() */
+};
+
+static long fake_live;	/* atomic */
+
+static struct fake_ct *ct_new(void)
+{
+	struct fake_ct *ct = calloc(1, sizeof(*ct));
+
+	if (!ct)
+		abort();
+	ct->refs = 1;	/* the conntrack table's reference */
+	__atomic_fetch_add(&fake_live, 1, __ATOMIC_RELAXED);
+	return ct;
+}
+
+static void ct_get(struct fake_ct *ct)
+{
+	__atomic_fetch_add(&ct->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void ct_put(struct fake_ct *ct)
+{
+	if (__atomic_sub_fetch(&ct->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(ct);
+		__atomic_fetch_sub(&fake_live, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* conntrack deletes it: no longer counts, table reference dropped */
+static void ct_kill(struct fake_ct *ct)
+{
+	__atomic_store_n(&ct->dead, 1, __ATOMIC_RELEASE);
+	ct_put(ct);
+}
+
+bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c)
+{
+	const struct fake_ct *ct = c->ct;
+
+	return __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE);
+}
+
+void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
+{
+	ct_put(c->ct);
+}
+
+/* ---- harness ---------------------------------------------------------- */
+
+static unsigned int tests_passed, tests_failed;
+static unsigned int cur_failures;
+static const char *cur_test;
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&fail_lock);
+	if (cur_failures++ < 10) {
+		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	pthread_mutex_unlock(&fail_lock);
+}
+
+#define CHECK(cond) do {						\
+	if (!(cond))							\
+		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long __a = (long long)(a), __b = (long long)(b);		\
+	if (__a != __b)							\
+		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
+			#a, __a, #b, __b);				\
+} while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+	unsigned long warns = shim_warn_count;
+	long live = shim_alloc_live;
+
+	cur_test = name;
+	cur_failures = 0;
+	nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
+	fn();
+	shim_fail_alloc_in(0);
+	shim_synchronize_rcu();
+	if (shim_warn_count != warns)
+		fail_at(__FILE__, __LINE__, "%lu WARN(s) fired",
+			shim_warn_count - warns);
+	if (shim_alloc_live != live)
+		fail_at(__FILE__, __LINE__, "%ld allocation(s) leaked",
+			shim_alloc_live - live);
+	if (fake_live)
+		fail_at(__FILE__, __LINE__, "%ld fake conntrack(s) never released",
+			fake_live);
+	if (atomic_read(&nfg_kcl_live_objects))
+		fail_at(__FILE__, __LINE__, "live_objects %d after the test",
+			atomic_read(&nfg_kcl_live_objects));
+	if (atomic_long_read(&nfg_kcl_total_conns))
+		fail_at(__FILE__, __LINE__, "total_conns %ld after the test",
+			atomic_long_read(&nfg_kcl_total_conns));
+	if (cur_failures) {
+		tests_failed++;
+		printf("FAIL %s (%u failed checks)\n", name, cur_failures);
+	} else {
+		tests_passed++;
+		printf("ok   %s\n", name);
+	}
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static struct nfg_kcl_key k4(u32 a)
+{
+	return (struct nfg_kcl_key){ { a, 0, 0, 0 } };
+}
+
+static struct nfg_kcl_key k6(u32 a, u32 d)
+{
+	return (struct nfg_kcl_key){ { a, 0, 0, d } };
+}
+
+/* A new connection through the "match": returns add()'s result. */
+static int conn(struct nfg_kcl_table *t, struct nfg_kcl_key k,
+		struct fake_ct *ct, unsigned int *count)
+{
+	int ret;
+
+	ct_get(ct);	/* the reference handed to the table */
+	ret = nfg_kcl_add(t, &k, ct, 0, count);
+	if (ret != 0)
+		ct_put(ct);
+	return ret;
+}
+
+/* Count list entries and chain nodes by walking the table (quiescent). */
+static void walk(const struct nfg_kcl_table *t, u32 *keys, u32 *conns)
+{
+	const struct nfg_kcl_node *n;
+	const struct nfg_kcl_conn *c;
+	u32 slot, len;
+
+	*keys = *conns = 0;
+	for (slot = 0; slot < nfg_kcl_slots(t); slot++) {
+		for (n = rcu_dereference_raw(t->slots[slot]); n;
+		     n = rcu_dereference_raw(n->next)) {
+			len = 0;
+			list_for_each_entry(c, &n->conns, node)
+				len++;
+			CHECK_EQ(len, n->count);
+			CHECK(n->count > 0);
+			CHECK_EQ(nfg_kcl_hash(t, &n->key), slot);
+			(*keys)++;
+			*conns += len;
+		}
+	}
+	CHECK_EQ(*keys, atomic_read(&t->keys));
+	CHECK_EQ(*conns, atomic_read(&t->conns));
+}
+
+static void info(const struct nfg_kcl_table *t, struct nfg_kcl_info *ci)
+{
+	u32 keys, conns;
+
+	walk(t, &keys, &conns);
+	nfg_kcl_table_info(t, ci);
+	CHECK_EQ(ci->keys, keys);
+	CHECK_EQ(ci->conns, conns);
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_init_checks(void)
+{
+	struct nfg_kcl_table t;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 1000, 16, 1, false), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1024, 3, 1, false), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 0, 16, 1, false), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, NFG_KCL_SLOTS_MAX * 2, 16, 1, false), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 16, NFG_KCL_LOCKS_MAX * 2, 1, false), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 1, true), 0);
+	CHECK_EQ(atomic_read(&nfg_kcl_live_objects), 1);
+	nfg_kcl_table_destroy(&t);
+	/* every allocation failure unwinds */
+	for (unsigned long i = 1; i <= 3; i++) {
+		shim_fail_alloc_in(i);
+		CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 1, false), -ENOMEM);
+		CHECK(shim_alloc_failed());
+	}
+}
+
+static void test_count_basic(void)
+{
+	struct fake_ct *a[3], *b;
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	unsigned int cnt = 0;
+	int i;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 7, false), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 } }), 0);
+	for (i = 0; i < 3; i++) {
+		a[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(0x0a000100), a[i], &cnt), 0);
+		CHECK_EQ(cnt, i + 1);
+	}
+	b = ct_new();
+	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 0);
+	CHECK_EQ(cnt, 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000100 } }), 3);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 } }), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000300 } }), 0);
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 2);
+	CHECK_EQ(ci.conns, 4);
+	CHECK_EQ(ci.stats.inserts, 4);
+	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 4);
+	/* the same unconfirmed conntrack again: not counted twice */
+	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 1);
+	CHECK_EQ(cnt, 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 } }), 1);
+	for (i = 0; i < 3; i++)
+		ct_put(a[i]);	/* still alive in conntrack: the table holds refs */
+	ct_put(b);
+	nfg_kcl_table_destroy(&t);
+}
+
+static void test_remove(void)
+{
+	struct nfg_kcl_table t;
+	struct fake_ct *a, *b;
+	struct nfg_kcl_info ci;
+	unsigned int cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 16, 4, 3, true), 0);
+	a = ct_new();
+	b = ct_new();
+	CHECK_EQ(conn(&t, k6(0x20010db8, 1), a, &cnt), 0);
+	CHECK_EQ(conn(&t, k6(0x20010db8, 1), b, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	CHECK(!nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 2 } }, a));
+	CHECK(nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, a));
+	CHECK(!nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, a));
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }), 1);
+	CHECK(nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, b));
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 0);
+	CHECK_EQ(ci.conns, 0);
+	ct_put(a);
+	ct_put(b);
+	nfg_kcl_table_destroy(&t);
+}
+
+/* Many keys in one slot (1 slot, 1 lock): chains link and unlink right. */
+static void test_chain(void)
+{
+	struct fake_ct *ct[40];
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	unsigned int cnt;
+	int i;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 9, false), 0);
+	for (i = 0; i < 40; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(i % 10), ct[i], &cnt), 0);
+		CHECK_EQ(cnt, i / 10 + 1);
+	}
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 10);
+	/* kill every connection of keys 0, 5 and 9 (head, middle, tail of the chain) */
+	for (i = 0; i < 40; i++)
+		if (i % 10 == 0 || i % 10 == 5 || i % 10 == 9)
+			ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1), 12);
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 7);
+	CHECK_EQ(ci.conns, 28);
+	CHECK_EQ(ci.stats.gc_evictions, 12);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { i } }),
+			 (i == 0 || i == 5 || i == 9) ? 0 : 4);
+	for (i = 0; i < 40; i++)
+		if (!(i % 10 == 0 || i % 10 == 5 || i % 10 == 9))
+			ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1), 28);
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/* Insert-time GC: the newest dead entries and, rotating, the oldest. */
+static void test_gc_on_insert(void)
+{
+	struct fake_ct *ct[20], *x;
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	unsigned int cnt;
+	int i;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
+	/* an abandoned newest entry is forgotten by the next insert */
+	for (i = 0; i < 10; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(42), ct[i], &cnt), 0);
+	}
+	ct_kill(ct[9]);
+	x = ct_new();
+	CHECK_EQ(conn(&t, k4(42), x, &cnt), 0);
+	CHECK_EQ(cnt, 10);
+	/* a flood of refused connections never grows the list */
+	for (i = 0; i < 1000; i++) {
+		struct fake_ct *f = ct_new();
+
+		CHECK_EQ(conn(&t, k4(42), f, &cnt), 0);
+		CHECK_EQ(cnt, 11);
+		ct_kill(f);
+	}
+	/* dead old entries are all found by successive inserts */
+	for (i = 0; i < 9; i++)
+		ct_kill(ct[i]);
+	for (i = 10; i < 20; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(42), ct[i], &cnt), 0);
+	}
+	info(&t, &ci);
+	/* x and the 10 new ones; the last flood entry went with ct[10]'s insert */
+	CHECK_EQ(ci.conns, 11);
+	CHECK_EQ(ci.stats.gc_evictions, 1 + 999 + 1 + 9);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t)), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 42 } }), 11);
+	ct_put(x);
+	for (i = 10; i < 20; i++)
+		ct_put(ct[i]);
+	nfg_kcl_table_destroy(&t);
+}
+
+static void test_cap(void)
+{
+	struct nfg_kcl_table t, u;
+	struct nfg_kcl_info ci;
+	struct fake_ct *ct[6];
+	unsigned int cnt;
+	int i;
+
+	nfg_kcl_max_conns = 5;
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&u, 64, 8, 6, false), 0);
+	for (i = 0; i < 3; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(i), ct[i], &cnt), 0);
+	}
+	for (i = 3; i < 5; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&u, k4(i), ct[i], &cnt), 0);
+	}
+	/* the cap is global: the 6th in either table is refused */
+	ct[5] = ct_new();
+	CHECK_EQ(conn(&t, k4(100), ct[5], &cnt), -ENOSPC);
+	CHECK_EQ(conn(&u, k4(3), ct[5], &cnt), -ENOSPC);
+	info(&t, &ci);
+	CHECK_EQ(ci.stats.cap_hits, 1);
+	CHECK_EQ(ci.keys, 3);	/* no empty node left behind */
+	info(&u, &ci);
+	CHECK_EQ(ci.stats.cap_hits, 1);
+	CHECK_EQ(nfg_kcl_count(&u, &(struct nfg_kcl_key){ { 3 } }), 1);
+	/* insert-time GC of the same key makes room */
+	ct_kill(ct[3]);
+	CHECK_EQ(conn(&u, k4(3), ct[5], &cnt), 0);
+	CHECK_EQ(cnt, 1);
+	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 5);
+	/* a node emptied by the GC, then refused at the cap, is unlinked */
+	ct_kill(ct[4]);
+	ct_kill(ct[5]);
+	nfg_kcl_max_conns = 0;
+	{
+		struct fake_ct *y = ct_new();
+
+		CHECK_EQ(conn(&u, k4(4), y, &cnt), -ENOSPC);
+		ct_put(y);
+	}
+	info(&u, &ci);
+	CHECK_EQ(ci.keys, 1);
+	for (i = 0; i < 3; i++)
+		ct_put(ct[i]);
+	nfg_kcl_table_destroy(&t);
+	nfg_kcl_table_destroy(&u);
+}
+
+static void test_enomem(void)
+{
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	struct fake_ct *a, *b;
+	unsigned int cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
+	a = ct_new();
+	/* connection entry, then node allocation fails */
+	shim_fail_alloc_in(1);
+	CHECK_EQ(conn(&t, k4(1), a, &cnt), -ENOMEM);
+	shim_fail_alloc_in(2);
+	CHECK_EQ(conn(&t, k4(1), a, &cnt), -ENOMEM);
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 0);
+	CHECK_EQ(ci.conns, 0);
+	CHECK_EQ(ci.stats.alloc_fail, 2);
+	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 0);
+	CHECK_EQ(conn(&t, k4(1), a, &cnt), 0);
+	b = ct_new();
+	shim_fail_alloc_in(1);
+	CHECK_EQ(conn(&t, k4(1), b, &cnt), -ENOMEM);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 } }), 1);
+	ct_put(a);
+	ct_put(b);
+	nfg_kcl_table_destroy(&t);
+}
+
+static void test_top(void)
+{
+	struct nfg_kcl_top_ent top[8];
+	struct fake_ct *ct[64];
+	struct nfg_kcl_table t;
+	unsigned int cnt, n, i, k;
+	int used = 0;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 4, 2, 5, false), 0);
+	CHECK_EQ(nfg_kcl_top(&t, top, 8), 0);
+	/* key k gets k connections, keys 1..9; key 20 ties with key 9 */
+	for (k = 1; k <= 9; k++)
+		for (i = 0; i < k && used < 64; i++) {
+			ct[used] = ct_new();
+			CHECK_EQ(conn(&t, k4(k), ct[used++], &cnt), 0);
+		}
+	for (i = 0; i < 9 && used < 64; i++) {
+		ct[used] = ct_new();
+		CHECK_EQ(conn(&t, k4(20), ct[used++], &cnt), 0);
+	}
+	CHECK_EQ(used, 54);
+	n = nfg_kcl_top(&t, top, 3);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(top[0].key.w[0], 9);
+	CHECK_EQ(top[0].count, 9);
+	CHECK_EQ(top[1].key.w[0], 20);
+	CHECK_EQ(top[1].count, 9);
+	CHECK_EQ(top[2].key.w[0], 8);
+	CHECK_EQ(top[2].count, 8);
+	n = nfg_kcl_top(&t, top, 8);
+	CHECK_EQ(n, 8);
+	for (i = 1; i < n; i++)
+		CHECK(top[i].count <= top[i - 1].count);
+	CHECK_EQ(top[7].count, 3);
+	CHECK_EQ(nfg_kcl_top(&t, top, 0), 0);
+	for (i = 0; i < (unsigned int)used; i++)
+		ct_kill(ct[i]);
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t));
+	CHECK_EQ(nfg_kcl_top(&t, top, 8), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/* Destroy with connections still remembered releases every one. */
+static void test_destroy_releases(void)
+{
+	struct nfg_kcl_table t;
+	struct fake_ct *ct;
+	unsigned int cnt, i;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 256, 16, 11, true), 0);
+	for (i = 0; i < 500; i++) {
+		ct = ct_new();
+		CHECK_EQ(conn(&t, k6(i % 37, i % 3), ct, &cnt), 0);
+		ct_kill(ct);	/* only the table keeps it now */
+	}
+	CHECK(fake_live > 0);
+	nfg_kcl_table_destroy(&t);
+	CHECK_EQ(fake_live, 0);
+}
+
+/* ---- concurrency ------------------------------------------------------ */
+
+#define CONC_WRITERS	4
+#define CONC_ROUNDS	3000
+#define CONC_KEYS	24
+
+struct conc {
+	struct nfg_kcl_table	*t;
+	int			id;
+	int			stop;	/* atomic */
+};
+
+static void *conc_writer(void *arg)
+{
+	struct conc *c = arg;
+	struct fake_ct *held[16] = { NULL };
+	unsigned int cnt, seed = 77 + c->id;
+	int i, slot, ret;
+
+	for (i = 0; i < CONC_ROUNDS; i++) {
+		struct nfg_kcl_key k = k4(rand_r(&seed) % CONC_KEYS);
+		struct fake_ct *ct = ct_new();
+
+		ret = conn(c->t, k, ct, &cnt);
+		if (ret == 0 && cnt == 0)
+			fail_at(__FILE__, __LINE__, "count 0 after insert");
+		if (ret < 0 && ret != -ENOSPC)
+			fail_at(__FILE__, __LINE__, "add: %d", ret);
+		slot = rand_r(&seed) % 16;
+		if (held[slot])
+			ct_kill(held[slot]);
+		held[slot] = ct;
+		if (rand_r(&seed) % 8 == 0)
+			nfg_kcl_remove(c->t, &k, ct);
+	}
+	for (slot = 0; slot < 16; slot++)
+		if (held[slot])
+			ct_kill(held[slot]);
+	return NULL;
+}
+
+static void *conc_reader(void *arg)
+{
+	struct nfg_kcl_top_ent top[5];
+	struct conc *c = arg;
+	unsigned int n, i;
+	u32 k = 0;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		struct nfg_kcl_key key = k4(k++ % CONC_KEYS);
+
+		/* remembered connections never exceed the cap */
+		if (nfg_kcl_count(c->t, &key) > nfg_kcl_max_conns)
+			fail_at(__FILE__, __LINE__, "count above the cap");
+		n = nfg_kcl_top(c->t, top, 5);
+		for (i = 1; i < n; i++)
+			if (top[i].count > top[i - 1].count)
+				fail_at(__FILE__, __LINE__, "top not sorted");
+	}
+	return NULL;
+}
+
+static void *conc_gc(void *arg)
+{
+	struct conc *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		nfg_kcl_gc(c->t, 0, nfg_kcl_slots(c->t));
+		shim_synchronize_rcu();
+	}
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	pthread_t w[CONC_WRITERS], r[2], g;
+	struct conc cw[CONC_WRITERS], cr = { 0 };
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	int i;
+
+	nfg_kcl_max_conns = CONC_WRITERS * 12;	/* also exercises the cap */
+	CHECK_EQ(nfg_kcl_table_init(&t, 8, 2, 13, false), 0);
+	cr.t = &t;
+	for (i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, conc_reader, &cr);
+	pthread_create(&g, NULL, conc_gc, &cr);
+	for (i = 0; i < CONC_WRITERS; i++) {
+		cw[i] = (struct conc){ .t = &t, .id = i };
+		pthread_create(&w[i], NULL, conc_writer, &cw[i]);
+	}
+	for (i = 0; i < CONC_WRITERS; i++)
+		pthread_join(w[i], NULL);
+	__atomic_store_n(&cr.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	pthread_join(g, NULL);
+	/* everything was killed: one sweep forgets it all */
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t));
+	info(&t, &ci);
+	CHECK_EQ(ci.keys, 0);
+	CHECK_EQ(ci.conns, 0);
+	CHECK_EQ(fake_live, 0);
+	CHECK(ci.stats.inserts > 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+int main(void)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&rcu_lock, &a);
+	if (nfg_kcl_core_init())
+		return 1;
+
+	run("init_checks", test_init_checks);
+	run("count_basic", test_count_basic);
+	run("remove", test_remove);
+	run("chain", test_chain);
+	run("gc_on_insert", test_gc_on_insert);
+	run("cap", test_cap);
+	run("enomem", test_enomem);
+	run("top", test_top);
+	run("destroy_releases", test_destroy_releases);
+	run("concurrent", test_concurrent);
+
+	nfg_kcl_core_exit();
+	printf("%u passed, %u failed\n", tests_passed, tests_failed);
+	return tests_failed ? 1 : 0;
+}
