@@ -35,33 +35,34 @@ else
 fi
 
 # Every kernel's guest runs at the same time (run.sh holds one QEMU slot per
-# guest; each single-threaded TCG guest uses one host CPU). Output is kept per
-# kernel and printed kernel by kernel as each finishes, in order.
+# guest; each single-threaded TCG guest uses one host CPU). Their lines are
+# shown as they come, prefixed with the ABI; build/vm/ABI/check.out keeps each
+# kernel's own output.
 echo "== VM cases on: $kabis"
 passed=0 failed=0 t0=$(date +%s)
-declare -A pid=() log=()
+declare -A pid=()
 for abi in $kabis; do
 	out=$top/build/vm/$abi/check
 	rm -f "$out/summary"
 	mkdir -p "$top/build/vm/$abi"
-	log[$abi]=$top/build/vm/$abi/check.out
-	"$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${cases[@]}" >"${log[$abi]}" 2>&1 &
+	"$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${cases[@]}" 2>&1 |
+		tee "$top/build/vm/$abi/check.out" | sed -u "s/^/[$abi] /" &
 	pid[$abi]=$!
 done
 for abi in $kabis; do
 	wait "${pid[$abi]}"
-	rc=$?
 	out=$top/build/vm/$abi/check
-	echo "== $abi"
-	cat "${log[$abi]}"
 	p=$(sed -n 's/^passed=//p' "$out/summary" 2>/dev/null)
 	f=$(sed -n 's/^failed=//p' "$out/summary" 2>/dev/null)
+	last=$(tail -n 1 "$top/build/vm/$abi/check.out" 2>/dev/null)
 	if [ -z "$p" ] || [ -z "$f" ]; then
 		# run.sh refused to run (usage/setup error): every case failed.
 		p=0 f=${#cases[@]}
-	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		f=1
+	elif [ "$last" != "$p passed, $f failed" ]; then
+		# run.sh did not finish normally (its last line is its tally)
+		[ "$f" -gt 0 ] || f=1
 	fi
+	echo "== $abi: $p passed, $f failed"
 	passed=$((passed + p)) failed=$((failed + f))
 done
 echo "== all kernels ($kabis), $(($(date +%s) - t0))s"
