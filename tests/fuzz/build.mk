@@ -1,0 +1,6 @@
+# Netlink fuzzer for the nfguard genetlink families (tests/vm/cases/fuzz_*.sh).
+TEST_BINS += $(B)/bin/nfg-nlfuzz
+
+$(B)/bin/nfg-nlfuzz: tests/fuzz/nlfuzz.c $(wildcard include/uapi/linux/netfilter/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -o $@ $< $(LIBMNL_LIBS)
