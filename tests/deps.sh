@@ -57,26 +57,53 @@ k61=$(pick_kernel '6\.1\.0-[0-9]+')
 k612=$(pick_kernel '6\.12\.[0-9]+\+deb[0-9]+')
 [ -n "$k61" ] && [ -n "$k612" ] || { echo "deps: no 6.1/6.12 kernel found by apt-cache" >&2; exit 1; }
 echo "deps: kernels $k61 $k612"
-# shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $PKGS
-
-# pkg_of ABI DEPENDS-FIELD-PATTERN: the package named in linux-headers-ABI's
-# Depends that matches the pattern (exact version pinned by Debian).
-dep_of() {
-	apt-cache show "linux-headers-$1" | sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' |
-		sed 's/^ *//; s/ .*//' | grep -E "$2" | head -n 1
+# kernel_pkgs ABI: the header packages of ABI to unpack (linux-headers-ABI
+# and the linux-headers-*/linux-kbuild-*/linux-compiler-* it depends on), one
+# per line as "unpack NAME", and what they need from the host as "need NAME"
+# (pahole, gcc-12, ...: installed as usual). linux-image-* and linux-base are
+# left out: the image is unpacked on its own, linux-base only serves
+# installed kernels.
+kernel_pkgs() {
+	todo="linux-headers-$1" seen=" "
+	while [ -n "$todo" ]; do
+		# shellcheck disable=SC2086
+		set -- $todo
+		p=$1
+		shift
+		todo=$*
+		case $seen in *" $p "*) continue ;; esac
+		seen="$seen$p "
+		echo "unpack $p"
+		for d in $(apt-cache show "$p" | sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' |
+			sed 's/|.*//; s/^ *//; s/ .*//'); do
+			case $d in
+			linux-image-* | linux-base) ;;
+			linux-headers-* | linux-kbuild-* | linux-compiler-*) todo="$todo $d" ;;
+			*) echo "need $d" ;;
+			esac
+		done
+	done
 }
+need=
+mkdir -p "$kroot"
+for abi in $k61 $k612; do
+	list=$(kernel_pkgs "$abi")
+	echo "$list" | grep -q "^unpack linux-kbuild-" ||
+		{ echo "deps: cannot resolve the header packages of $abi" >&2; exit 1; }
+	need="$need $(echo "$list" | sed -n 's/^need //p' | tr '\n' ' ')"
+	echo "$list" | sed -n 's/^unpack //p' >"$kroot.$abi.pkgs"
+done
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $PKGS $need
 
 for abi in $k61 $k612; do
 	dir=$kroot/$abi
 	[ -e "$dir/.unpacked" ] && continue
 	rm -rf "$dir" && mkdir -p "$dir/.debs"
-	common=$(dep_of "$abi" '^linux-headers-.*-common$')
-	kbuild=$(dep_of "$abi" '^linux-kbuild-')
-	{ [ -n "$common" ] && [ -n "$kbuild" ]; } || { echo "deps: cannot resolve header packages of $abi" >&2; exit 1; }
 	# Downloaded as root into a root-owned dir: tell apt not to drop to _apt.
+	# shellcheck disable=SC2046
 	(cd "$dir/.debs" && apt-get download -q -o APT::Sandbox::User=root \
-		"linux-image-$abi" "linux-headers-$abi" "$common" "$kbuild")
+		"linux-image-$abi" $(cat "$kroot.$abi.pkgs"))
 	for deb in "$dir"/.debs/*.deb; do
 		dpkg-deb -x "$deb" "$dir"
 	done
@@ -87,6 +114,7 @@ for abi in $k61 $k612; do
 	[ -e "$hdr/scripts/basic/fixdep" ] || { echo "deps: $hdr/scripts is not usable" >&2; exit 1; }
 	depmod -b "$dir" "$abi"
 	touch "$dir/.unpacked"
-	echo "deps: unpacked $abi (image + headers) in $dir"
+	echo "deps: unpacked $abi (image and $(wc -l <"$kroot.$abi.pkgs") header packages) in $dir"
 done
+rm -f "$kroot".*.pkgs
 echo "$PKGS" >"$stamp"
