@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard SYNCOOKIE: the pure core (see the theory of operation at the top
+ * of syncookie_core.c): TCP option parsing and building, the kernel's
+ * timestamp option encoding, nfguard's own SipHash cookie, and the
+ * allowlist. Also compiled by the userspace unit harness in tests/unit
+ * against a thin shim of kernel headers: nothing here knows about skbs.
+ */
+#ifndef _NFG_SYNCOOKIE_CORE_H
+#define _NFG_SYNCOOKIE_CORE_H
+
+#include <linux/atomic.h>
+#include <linux/rcupdate.h>
+#include <linux/siphash.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+/* ---- TCP options ---- */
+
+#define NFG_SC_WSCALE_NONE	15	/* "no window scaling" in encodings */
+#define NFG_SC_WSCALE_MAX	14
+#define NFG_SC_OPTS_MAXLEN	40	/* TCP option space */
+/* Longest SYN-ACK option block we build: MSS, SACK_PERM+TS, NOP+WS. */
+#define NFG_SC_SYNACK_OPTLEN	20
+
+struct nfg_sc_opts {
+	u16	mss;		/* 0 = no MSS option */
+	u8	wscale;		/* NFG_SC_WSCALE_NONE = no window scale option */
+	bool	sack;		/* SACK permitted */
+	bool	ts;		/* timestamps present */
+	u32	tsval;
+	u32	tsecr;
+};
+
+/*
+ * Parse the option block of a TCP header (@len bytes after the fixed 20).
+ * Strict: an option whose length field is < 2 or runs past @len, or a
+ * known option with the wrong length, is -EINVAL. A window scale above 14
+ * is read as 14 (RFC 7323). Unknown options are skipped; EOL ends.
+ */
+int nfg_sc_parse_opts(const u8 *p, unsigned int len, struct nfg_sc_opts *o);
+
+/*
+ * Write the SYN-ACK's options for @o into @buf (NFG_SC_SYNACK_OPTLEN
+ * bytes at least): MSS if @o->mss, SACK_PERM and TS (when @o->ts), window
+ * scale unless NFG_SC_WSCALE_NONE, NOP-padded to 4 bytes. Returns the
+ * length, a multiple of 4.
+ */
+unsigned int nfg_sc_build_opts(u8 *buf, const struct nfg_sc_opts *o);
+
+/*
+ * The kernel's syncookie timestamp encoding (net/ipv4/syncookies.c): the
+ * low 6 bits of the SYN-ACK's TSval carry the peer's window scale (15 =
+ * none), SACK (bit 4) and ECN (bit 5, never set here); the value is never
+ * above @ts_now. The peer echoes it in TSecr; the kernel decodes it when
+ * it validates the cookie ACK (after subtracting its per-flow offset).
+ */
+#define NFG_SC_TSBITS		6
+#define NFG_SC_TS_WSMASK	0xfU
+#define NFG_SC_TS_SACK		0x10U
+u32 nfg_sc_ts_encode(u32 ts_now, u8 wscale, bool sack);
+void nfg_sc_ts_decode(u32 tsecr, u8 *wscale, bool *sack);
+
+/* ---- nfguard's own cookie (proxy mode, shared secret) ---- */
+
+/*
+ * Cookie layout (32 bits, the SYN-ACK's sequence number):
+ *   bits 0-2   MSS index (nfg_sc_mss_table)
+ *   bits 3-6   peer window scale, 15 = none
+ *   bit  7     SACK permitted
+ *   bits 8-31  SipHash-2-4(secret; tuple, client ISN, counter, bits 0-7)
+ * The counter is coarse time (seconds / NFG_SC_COUNTER_SECS); a cookie is
+ * accepted for the current and the previous counter value, under the
+ * current and the previous secret.
+ */
+#define NFG_SC_COUNTER_SECS	64
+#define NFG_SC_MSS_IDX_BITS	3
+
+struct nfg_sc_secret {
+	siphash_key_t	key[2];		/* [0] current, [1] previous */
+	bool		has_prev;
+};
+
+/* A flow as the client's SYN carries it; IPv4 in saddr[0]/daddr[0]. */
+struct nfg_sc_flow {
+	u32	saddr[4];	/* network byte order, as in the packet */
+	u32	daddr[4];
+	u16	sport;		/* network byte order */
+	u16	dport;
+	u8	family;		/* NFPROTO_IPV4 (2) or NFPROTO_IPV6 (10) */
+};
+
+extern const u16 nfg_sc_mss_table[1 << NFG_SC_MSS_IDX_BITS];
+/* Largest table entry not above @mss (the smallest if all are). */
+u8 nfg_sc_mss_index(u16 mss);
+
+u32 nfg_sc_cookie_make(const siphash_key_t *key, const struct nfg_sc_flow *f,
+		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o);
+/*
+ * Validate @cookie (the ACK's ack_seq - 1) against the flow and the
+ * client's ISN (the ACK's seq - 1). On success fills @o (mss, wscale,
+ * sack) and returns 0; -EINVAL otherwise.
+ */
+int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
+			const struct nfg_sc_flow *f, u32 client_isn,
+			u32 cookie, u32 counter, struct nfg_sc_opts *o);
+
+/* ---- allowlist ---- */
+
+#define NFG_SC_AL_DEFAULT_MAX		1048576U
+#define NFG_SC_AL_MAX_MAX		(1U << 24)
+#define NFG_SC_AL_BUCKETS_MAX		(1U << 20)
+#define NFG_SC_AL_LOCKS			256U
+/* Buckets sampled for the least recently used entry when full. */
+#define NFG_SC_AL_EVICT_SCAN		16U
+
+/* A masked source address; IPv4 in w[0]. */
+struct nfg_sc_key {
+	u32	w[4];
+	u8	family;
+	u8	pad[3];
+};
+
+struct nfg_sc_entry {
+	struct nfg_sc_entry __rcu *next;	/* bucket chain */
+	struct nfg_sc_key	key;		/* immutable */
+	u32			expires;	/* seconds; under the bucket lock */
+	u32			last_used;	/* seconds; racy hint (LRU) */
+	struct rcu_head		rcu;
+};
+
+struct nfg_sc_allowlist {
+	struct nfg_sc_entry __rcu **buckets;
+	/*
+	 * Keyed locks: locks[i & lock_mask] protects the chain of buckets[i]
+	 * (linking, unlinking) and its entries' @expires. Taken BH-safe, only
+	 * to add and remove; lookups never take them.
+	 */
+	spinlock_t		*locks;
+	u32			bucket_mask;
+	u32			lock_mask;
+	u32			seed;
+	u32			max;		/* entries; above it, evict */
+	u32			evict_cursor;	/* racy hint: next bucket sampled */
+	atomic_t		count;
+};
+
+struct nfg_sc_al_ent {
+	struct nfg_sc_key	key;
+	u32			expires;
+};
+
+/* Entries and tables alive (leak checks in tests). */
+extern atomic_t nfg_sc_live_objects;
+
+int nfg_sc_al_init(struct nfg_sc_allowlist *al, u32 buckets, u32 max, u32 seed);
+/* No reader may be left. */
+void nfg_sc_al_destroy(struct nfg_sc_allowlist *al);
+/* RCU read side (caller's); an expired entry is absent. Refreshes LRU. */
+bool nfg_sc_al_lookup(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k,
+		      u32 now);
+/*
+ * Add @k (or refresh its expiry) for @timeout seconds. Returns 0 when
+ * added, 1 when refreshed, -ENOMEM. *@evicted: entries evicted to stay
+ * within max. Atomic context.
+ */
+int nfg_sc_al_add(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k,
+		  u32 now, u32 timeout, unsigned int *evicted);
+bool nfg_sc_al_del(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k);
+unsigned int nfg_sc_al_flush(struct nfg_sc_allowlist *al);
+/* Remove expired entries of buckets [@first, @first + @n). */
+unsigned int nfg_sc_al_expire(struct nfg_sc_allowlist *al, u32 now,
+			      u32 first, u32 n);
+/*
+ * Copy up to @n live entries, starting at bucket *@pos, whole buckets
+ * only (a bucket that does not fit is left for the next call, unless it
+ * is the first). *@pos is advanced; it is past the end when done.
+ */
+unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now, u32 *pos,
+			    struct nfg_sc_al_ent *out, unsigned int n);
+
+static inline u32 nfg_sc_al_buckets(const struct nfg_sc_allowlist *al)
+{
+	return al->bucket_mask + 1;
+}
+
+/* Mask @addr (4 words, network order) to @prefix bits into @k. */
+void nfg_sc_key_make(struct nfg_sc_key *k, const u32 *addr, u8 family,
+		     const u32 *mask);
+/* @mask (4 words, network order) from a prefix length. */
+void nfg_sc_prefix_mask(u32 *mask, unsigned int prefix);
+
+#endif /* _NFG_SYNCOOKIE_CORE_H */
