@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard RTCACHE core: entry validation, table bounds and eviction.
+ *
+ * Theory of operation
+ * -------------------
+ * A forwarded packet costs one FIB lookup in ip_rcv_finish() (IPv4) or
+ * ip6_rcv_finish() (IPv6), skipped there when the packet already carries a
+ * valid dst. Conntrack has already classified the packet before that
+ * point, so a route remembered per (conntrack, direction) can be attached
+ * by the last PREROUTING hook and the lookup is gone.
+ *
+ * Learning. The RTCACHE target (mangle/filter FORWARD or INPUT) sees the
+ * input route the packet got. It stores, in a per-netns side table keyed by
+ * nfg_rtc_hkey(ct, dir), a counted reference on that dst, its dst_check()
+ * cookie and the validation keys (struct nfg_rtc_keys) taken from the
+ * packet: addresses, input interface, mark and DSCP. Conntrack extensions
+ * cannot be added by modules since 5.18, hence the side table; the entry
+ * also holds nf_ct_get_id() of the conntrack, because nf_conn objects are
+ * SLAB_TYPESAFE_BY_RCU and a freed one can come back as another connection
+ * at the same address. The entry never dereferences the conntrack pointer:
+ * it is only a key.
+ *
+ * Using. The PREROUTING hook (priority NF_IP_PRI_LAST, after conntrack,
+ * mangle and DNAT) looks the packet's (ct, dir) up under RCU. The entry is
+ * used only if nfg_rtc_validate() says HIT (same conntrack id, identical
+ * keys: policy routing by mark, TOS or input interface stays correct) and
+ * dst_check() passes (any FIB or rule change bumps the IPv4 generation
+ * id or the IPv6 fib6 serial number and fails it). A stale entry is
+ * removed and counted as invalid; the packet takes the normal lookup and
+ * the target learns again. Packets that are untracked, xfrm, bridged,
+ * carry a metadata dst, are multicast/broadcast or belong to a
+ * flowtable-offloaded conntrack are never learnt nor served
+ * (enum nfg_rtc_skip).
+ *
+ * Lifetime. Modules get no conntrack destroy notification (ctnetlink's
+ * event registration is exclusive), so entries die in three ways: on use
+ * (id mismatch), in a periodic bounded GC that asks conntrack whether the
+ * (tuple, zone) still resolves to the same (pointer, id), and in bulk on
+ * netdev DOWN/UNREGISTER (the interface's entries), flush, rule removal of
+ * the netns's last RTCACHE rule, netns exit and module exit. Every entry
+ * is freed after an RCU grace period and only then drops its dst
+ * reference, so an skb given the route without a reference (noref) in a
+ * read-side section is safe.
+ *
+ * Bounds. The table holds at most max_entries (module parameter, clamped
+ * by nfg_rtc_clamp_max()). nfg_rtc_admit() refuses a new entry when the
+ * table is full; the refusal is counted as an eviction (of the newcomer).
+ * Above the high-water mark (7/8 of the bound) the GC also evicts entries
+ * not used for idle_min ticks (nfg_rtc_gc_evict()), counted likewise, so
+ * long-idle flows make room for new ones.
+ *
+ * Everything in this file is pure: no locks, no allocation.
+ */
+#include "rtcache_core.h"
+
+#include <linux/string.h>
+
+/*
+ * Hash key of (conntrack, direction): conntrack objects are at least
+ * 8-byte aligned (the skb stores ctinfo in the low bits of the pointer),
+ * so bit 0 is free for the direction (0 original, 1 reply).
+ */
+unsigned long nfg_rtc_hkey(const void *ct, unsigned int dir)
+{
+	return (unsigned long)ct | (dir & 1);
+}
+
+bool nfg_rtc_keys_equal(const struct nfg_rtc_keys *a,
+			const struct nfg_rtc_keys *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+enum nfg_rtc_verdict nfg_rtc_validate(const struct nfg_rtc_learnt *l,
+				      u32 ct_id,
+				      const struct nfg_rtc_keys *pkt)
+{
+	if (l->ct_id != ct_id)
+		return NFG_RTC_STALE_CT;
+	if (!nfg_rtc_keys_equal(&l->keys, pkt))
+		return NFG_RTC_STALE_KEYS;
+	return NFG_RTC_HIT;
+}
+
+bool nfg_rtc_admit(unsigned int count, unsigned int max)
+{
+	return count < max;
+}
+
+unsigned int nfg_rtc_high_water(unsigned int max)
+{
+	return max - max / 8;
+}
+
+/*
+ * GC: evict a live entry only under pressure (at or above the high-water
+ * mark) and only if it has not been used for @idle_min ticks of the
+ * environment's wrapping 32-bit clock.
+ */
+bool nfg_rtc_gc_evict(unsigned int count, unsigned int max, u32 now,
+		      u32 last_used, u32 idle_min)
+{
+	if (count < nfg_rtc_high_water(max))
+		return false;
+	return (u32)(now - last_used) >= idle_min;
+}
+
+unsigned int nfg_rtc_clamp_max(unsigned int max)
+{
+	if (max < NFG_RTC_MAX_ENTRIES_MIN)
+		return NFG_RTC_MAX_ENTRIES_MIN;
+	if (max > NFG_RTC_MAX_ENTRIES_MAX)
+		return NFG_RTC_MAX_ENTRIES_MAX;
+	return max;
+}
+
+void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
+		       const struct nfg_rtc_stats *one)
+{
+	sum->hit += one->hit;
+	sum->miss += one->miss;
+	sum->learn += one->learn;
+	sum->invalid += one->invalid;
+	sum->evict += one->evict;
+}
