@@ -40,7 +40,7 @@ done
 PKGS=$(echo $PKGS)
 
 have_all() {
-	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PKGS" ] || return 1
+	[ -d /lib/modules ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PKGS" ] || return 1
 	n=0
 	for d in "$kroot"/*/.unpacked; do
 		[ -e "$d" ] && n=$((n + 1))
@@ -117,4 +117,8 @@ for abi in $k61 $k612; do
 	echo "deps: unpacked $abi (image and $(wc -l <"$kroot.$abi.pkgs") header packages) in $dir"
 done
 rm -f "$kroot".*.pkgs
+# The guests mount their own kernel's modules over the host's /lib/modules
+# (read-only 9p root): the directory must exist, as it does on any host with a
+# kernel installed (a minimal chroot or container may lack it).
+mkdir -p /lib/modules
 echo "$PKGS" >"$stamp"

@@ -72,6 +72,8 @@ kernel=$kroot/boot/vmlinuz-$abi
 [ -r "$kernel" ] || die "no kernel $kernel (run tests/deps.sh)"
 [ -d "$kroot/lib/modules/$abi/kernel" ] || die "no $kroot/lib/modules/$abi (run tests/deps.sh)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+# The guest mounts the kernel's modules over this (read-only) directory.
+[ -z "$kroot" ] || [ -d /lib/modules ] || die "no /lib/modules on this host (run tests/deps.sh)"
 busybox=
 for b in /bin/busybox /usr/bin/busybox; do
 	if [ -x "$b" ] && ! ldd "$b" >/dev/null 2>&1; then busybox=$b; break; fi
