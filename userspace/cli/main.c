@@ -16,6 +16,10 @@
 
 #include "cli.h"
 
+/* kconnlimit.c */
+int cmd_kconnlimit(int argc, char **argv);
+void usage_kconnlimit(FILE *f);
+
 void cli_err(const char *what, const char *fmt, ...)
 {
 	va_list ap;
@@ -106,8 +110,11 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  set      named IPv4/IPv6 range sets for -m rangeset\n"
+		"  kconnlimit  tables of -m kconnlimit rules: list, top\n"
 		"\n");
 	usage_set(f);
+	fputc('\n', f);
+	usage_kconnlimit(f);
 	fprintf(f, "\nSee nfguard(8).\n");
 }
 
@@ -116,6 +123,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{ "set", cmd_set },
+	{ "kconnlimit", cmd_kconnlimit },
 };
 
 int main(int argc, char **argv)

@@ -68,4 +68,65 @@ enum nfg_rangeset_elem_attr {
 };
 #define NFG_RS_E_MAX (__NFG_RS_E_MAX - 1)
 
+/* ---- kconnlimit -------------------------------------------------------- */
+
+#define NFG_KCONNLIMIT_GENL_NAME	"nfg_kconnlimit"
+#define NFG_KCONNLIMIT_GENL_VERSION	1
+#define NFG_KCL_TOP_DEFAULT		10U	/* keys per instance in TOP */
+#define NFG_KCL_TOP_MAX			10000U
+
+/*
+ * Both commands are dumps over the rule instances of the caller's netns,
+ * optionally only those whose label is NFG_KCL_A_NAME. Every instance is
+ * described by one message with the instance attributes (ID .. MAX_CONNS).
+ * TOP follows each with messages carrying NFG_KCL_A_ID and an
+ * NFG_KCL_A_ENTRIES nest: the NFG_KCL_A_COUNT (default 10) keys with the
+ * most connections, by count descending. Taken as a snapshot when the dump
+ * starts; no lock is held between messages.
+ */
+enum nfg_kconnlimit_cmd {
+	NFG_KCL_CMD_UNSPEC,
+	NFG_KCL_CMD_LIST,	/* dump: [NAME] */
+	NFG_KCL_CMD_TOP,	/* dump: [NAME] [COUNT] */
+	__NFG_KCL_CMD_MAX,
+};
+#define NFG_KCL_CMD_MAX (__NFG_KCL_CMD_MAX - 1)
+
+enum nfg_kconnlimit_attr {
+	NFG_KCL_A_UNSPEC,
+	NFG_KCL_A_ID,		/* u32: instance id, unique while the module is loaded */
+	NFG_KCL_A_NAME,		/* string: --kconnlimit-name ("" = none), < XT_KCONNLIMIT_MAXNAMELEN */
+	NFG_KCL_A_FAMILY,	/* u8: NFPROTO_IPV4 or NFPROTO_IPV6 */
+	NFG_KCL_A_PREFIX,	/* u8: mask length */
+	NFG_KCL_A_FLAGS,	/* u8: XT_KCONNLIMIT_* */
+	NFG_KCL_A_LIMIT,	/* u32 */
+	NFG_KCL_A_KEYS,		/* u32: masked addresses with connections */
+	NFG_KCL_A_CONNS,	/* u32: remembered connections */
+	NFG_KCL_A_SLOTS,	/* u32: hash slots of the instance's table */
+	NFG_KCL_A_LOCKS,	/* u32: keyed locks of the instance's table */
+	NFG_KCL_A_MEMSIZE,	/* u64: bytes held by the table */
+	NFG_KCL_A_MATCHED,	/* u64: packets matched (per-CPU sum) */
+	NFG_KCL_A_OVER_LIMIT,	/* u64: packets whose key was over the limit */
+	NFG_KCL_A_INSERTS,	/* u64: connections remembered */
+	NFG_KCL_A_GC_EVICTIONS,	/* u64: connections forgotten because they ended */
+	NFG_KCL_A_CAP_HITS,	/* u64: packets dropped at the global cap */
+	NFG_KCL_A_ALLOC_FAIL,	/* u64: packets dropped on allocation failure */
+	NFG_KCL_A_TOTAL_CONNS,	/* u64: remembered connections, all instances */
+	NFG_KCL_A_MAX_CONNS,	/* u64: the global cap (module parameter max_conns) */
+	NFG_KCL_A_COUNT,	/* u32: TOP request, keys per instance (1..NFG_KCL_TOP_MAX) */
+	NFG_KCL_A_ENTRIES,	/* nest of NFG_KCL_A_ENTRY */
+	NFG_KCL_A_ENTRY,	/* nest of NFG_KCL_E_* */
+	NFG_KCL_A_PAD,
+	__NFG_KCL_A_MAX,
+};
+#define NFG_KCL_A_MAX (__NFG_KCL_A_MAX - 1)
+
+enum nfg_kconnlimit_entry_attr {
+	NFG_KCL_E_UNSPEC,
+	NFG_KCL_E_ADDR,		/* binary, network byte order, 4 or 16 bytes: the masked key */
+	NFG_KCL_E_COUNT,	/* u32: its connections */
+	__NFG_KCL_E_MAX,
+};
+#define NFG_KCL_E_MAX (__NFG_KCL_E_MAX - 1)
+
 #endif /* _UAPI_NFGUARD_GENL_H */

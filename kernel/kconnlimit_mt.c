@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard kconnlimit: xtables match "kconnlimit" (IPv4 and IPv6), the
+ * conntrack side of the count table, the GC worker, module parameters,
+ * /proc/net/stat/nfguard_kconnlimit, and module init/exit.
+ *
+ *   -m kconnlimit --kconnlimit-upto N | --kconnlimit-above N
+ *      [--kconnlimit-mask PREFIX] [--kconnlimit-saddr | --kconnlimit-daddr]
+ *      [--kconnlimit-name NAME]
+ *
+ * Verdicts are connlimit's: the key's connection count (the packet's own
+ * connection included) is compared with the limit: --kconnlimit-above
+ * matches when it is greater, --kconnlimit-upto when it is not. The packet
+ * that creates a conntrack inserts it (slot lock); every other packet only
+ * reads the count (no lock). At the global cap or without memory the
+ * packet is dropped.
+ */
+#include "nfg_compat.h"
+
+#include <linux/kernel.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/x_tables.h>
+#include <linux/proc_fs.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_kconnlimit.h>
+
+#include "kconnlimit.h"
+
+#define NFG_KCL_PROC_NAME	"nfguard_kconnlimit"
+
+/* Control plane only: links/unlinks instances, walked by the worker and dumps. */
+DEFINE_MUTEX(nfg_kcl_mutex);
+LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
+static u32 nfg_kcl_next_id;	/* under nfg_kcl_mutex */
+
+/* ---- module parameters ------------------------------------------------ */
+
+static unsigned int nfg_kcl_param_slots = NFG_KCL_DEFAULT_SLOTS;
+static unsigned int nfg_kcl_param_locks = NFG_KCL_DEFAULT_LOCKS;
+static unsigned int nfg_kcl_gc_interval_ms = 500;
+
+static int nfg_kcl_set_pow2(const char *val, unsigned int *dst, u32 max,
+			    const char *what)
+{
+	unsigned int v;
+	int err;
+
+	err = kstrtouint(val, 0, &v);
+	if (err)
+		return err;
+	if (!v || (v & (v - 1)) || v > max) {
+		pr_err("kconnlimit: %s must be a power of two from 1 to %u, not %u\n",
+		       what, max, v);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*dst, v);
+	return 0;
+}
+
+static int nfg_kcl_slots_set(const char *val, const struct kernel_param *kp)
+{
+	return nfg_kcl_set_pow2(val, kp->arg, NFG_KCL_SLOTS_MAX, "slots");
+}
+
+static int nfg_kcl_locks_set(const char *val, const struct kernel_param *kp)
+{
+	return nfg_kcl_set_pow2(val, kp->arg, NFG_KCL_LOCKS_MAX, "locks");
+}
+
+static const struct kernel_param_ops nfg_kcl_slots_ops = {
+	.set	= nfg_kcl_slots_set,
+	.get	= param_get_uint,
+};
+
+static const struct kernel_param_ops nfg_kcl_locks_ops = {
+	.set	= nfg_kcl_locks_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(slots, &nfg_kcl_slots_ops, &nfg_kcl_param_slots, 0644);
+MODULE_PARM_DESC(slots, "hash slots per rule (power of two, default 8192; new rules)");
+module_param_cb(locks, &nfg_kcl_locks_ops, &nfg_kcl_param_locks, 0644);
+MODULE_PARM_DESC(locks, "keyed locks per rule (power of two, default 256; new rules)");
+module_param_named(max_conns, nfg_kcl_max_conns, ulong, 0644);
+MODULE_PARM_DESC(max_conns, "remembered connections in all rules; beyond it new connections are dropped (default 1048576)");
+
+static int nfg_kcl_interval_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int err;
+
+	err = kstrtouint(val, 0, &v);
+	if (err)
+		return err;
+	if (v < 10 || v > 60000)
+		return -ERANGE;
+	WRITE_ONCE(nfg_kcl_gc_interval_ms, v);
+	return 0;
+}
+
+static const struct kernel_param_ops nfg_kcl_interval_ops = {
+	.set	= nfg_kcl_interval_set,
+	.get	= param_get_uint,
+};
+module_param_cb(gc_interval_ms, &nfg_kcl_interval_ops, &nfg_kcl_gc_interval_ms, 0644);
+MODULE_PARM_DESC(gc_interval_ms, "period of the sweep that forgets ended connections (10-60000, default 500)");
+
+/* Read-only: tables, key nodes and remembered connections alive. */
+static int nfg_kcl_live_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&nfg_kcl_live_objects));
+}
+
+static const struct kernel_param_ops nfg_kcl_live_ops = {
+	.get	= nfg_kcl_live_get,
+};
+module_param_cb(live_objects, &nfg_kcl_live_ops, NULL, 0444);
+MODULE_PARM_DESC(live_objects, "rule tables, keys and remembered connections currently allocated");
+
+/* ---- conntrack side of the core --------------------------------------- */
+
+bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c)
+{
+	const struct nf_conn *ct = c->ct;
+	u8 state;
+
+	if (nf_ct_is_dying(ct))
+		return true;
+	if (!nf_ct_is_confirmed(ct))
+		/* Only we hold it (its packet was dropped), or it never made it. */
+		return refcount_read(&ct->ct_general.use) == 1 ||
+		       (u32)jiffies - c->stamp > HZ;
+	if (nf_ct_is_expired(ct))
+		return true;
+	if (nf_ct_protonum(ct) == IPPROTO_TCP) {
+		/* As nf_conncount: closed TCP connections do not count. */
+		state = READ_ONCE(ct->proto.tcp.state);
+		return state == TCP_CONNTRACK_TIME_WAIT ||
+		       state == TCP_CONNTRACK_CLOSE;
+	}
+	return false;
+}
+
+void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
+{
+	nf_ct_put(c->ct);
+}
+
+/* ---- packet path ------------------------------------------------------ */
+
+static void kconnlimit_key(const struct nfg_kcl_instance *inst,
+			   const struct sk_buff *skb, struct nfg_kcl_key *key)
+{
+	const bool dst = inst->flags & XT_KCONNLIMIT_DADDR;
+	const __be32 *a;
+	int i;
+
+	if (inst->family == NFPROTO_IPV6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		a = dst ? ip6h->daddr.s6_addr32 : ip6h->saddr.s6_addr32;
+		for (i = 0; i < 4; i++)
+			key->w[i] = (__force u32)(a[i] & inst->mask[i]);
+	} else {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		key->w[0] = (__force u32)((dst ? iph->daddr : iph->saddr) &
+					  inst->mask[0]);
+		key->w[1] = 0;
+		key->w[2] = 0;
+		key->w[3] = 0;
+	}
+}
+
+static bool kconnlimit_mt(const struct sk_buff *skb,
+			  struct xt_action_param *par)
+{
+	const struct xt_kconnlimit_mtinfo *info = par->matchinfo;
+	struct nfg_kcl_instance *inst = info->inst;
+	enum ip_conntrack_info ctinfo;
+	struct nfg_kcl_key key;
+	unsigned int count;
+	struct nf_conn *ct;
+	bool over;
+	int ret;
+
+	kconnlimit_key(inst, skb, &key);
+	ct = nf_ct_get(skb, &ctinfo);
+	if (ct && !nf_ct_is_template(ct) && !nf_ct_is_confirmed(ct)) {
+		/* The packet that creates the connection: remember it. */
+		nf_conntrack_get(&ct->ct_general);
+		ret = nfg_kcl_add(&inst->table, &key, ct, (u32)jiffies, &count);
+		if (ret) {
+			nf_ct_put(ct);
+			if (ret < 0) {
+				/* At the cap or out of memory (counted). */
+				par->hotdrop = true;
+				return false;
+			}
+		}
+	} else {
+		count = nfg_kcl_count(&inst->table, &key);
+	}
+
+	over = count > info->limit;
+	if (over)
+		this_cpu_inc(inst->table.stats->over_limit);
+	if (over == !(info->flags & XT_KCONNLIMIT_UPTO)) {
+		this_cpu_inc(inst->table.stats->matched);
+		return true;
+	}
+	return false;
+}
+
+/* ---- rule life cycle -------------------------------------------------- */
+
+static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
+{
+	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
+	const bool v6 = par->family == NFPROTO_IPV6;
+	const unsigned int plen_max = v6 ? 128 : 32;
+	struct nfg_kcl_instance *inst;
+	unsigned int i, bits;
+	int err;
+
+	if (info->flags & ~XT_KCONNLIMIT_FLAGS_ALL) {
+		pr_info_ratelimited("kconnlimit: unknown flags 0x%x\n", info->flags);
+		return -EINVAL;
+	}
+	if ((info->flags & XT_KCONNLIMIT_UPTO) &&
+	    (info->flags & XT_KCONNLIMIT_ABOVE)) {
+		pr_info_ratelimited("kconnlimit: --kconnlimit-upto and --kconnlimit-above together\n");
+		return -EINVAL;
+	}
+	if (!(info->flags & (XT_KCONNLIMIT_UPTO | XT_KCONNLIMIT_ABOVE))) {
+		pr_info_ratelimited("kconnlimit: no limit: give --kconnlimit-upto or --kconnlimit-above\n");
+		return -EINVAL;
+	}
+	if (info->prefix > plen_max) {
+		pr_info_ratelimited("kconnlimit: mask /%u out of range for %s (0-%u)\n",
+				    info->prefix, v6 ? "IPv6" : "IPv4", plen_max);
+		return -ERANGE;
+	}
+	if (info->pad[0] || info->pad[1]) {
+		pr_info_ratelimited("kconnlimit: reserved bytes are not zero\n");
+		return -EINVAL;
+	}
+	if (strnlen(info->name, sizeof(info->name)) == sizeof(info->name)) {
+		pr_info_ratelimited("kconnlimit: name is not NUL-terminated\n");
+		return -EINVAL;
+	}
+
+	err = nf_ct_netns_get(par->net, par->family);
+	if (err < 0) {
+		pr_info_ratelimited("kconnlimit: cannot load conntrack support for proto=%u\n",
+				    par->family);
+		goto err_out;
+	}
+	inst = kzalloc(sizeof(*inst), GFP_KERNEL_ACCOUNT);
+	if (!inst) {
+		err = -ENOMEM;
+		goto err_netns;
+	}
+	err = nfg_kcl_table_init(&inst->table, READ_ONCE(nfg_kcl_param_slots),
+				 READ_ONCE(nfg_kcl_param_locks),
+				 get_random_u32(), v6);
+	if (err)
+		goto err_inst;
+
+	write_pnet(&inst->net, par->net);
+	strscpy(inst->name, info->name, sizeof(inst->name));
+	inst->family = par->family;
+	inst->prefix = info->prefix;
+	inst->flags = info->flags;
+	inst->limit = info->limit;
+	for (i = 0; i < 4; i++) {
+		bits = clamp_t(int, (int)info->prefix - 32 * (int)i, 0, 32);
+		inst->mask[i] = bits ? htonl(~0U << (32 - bits)) : 0;
+	}
+
+	mutex_lock(&nfg_kcl_mutex);
+	inst->id = ++nfg_kcl_next_id;
+	list_add_tail(&inst->list, &nfg_kcl_instances);
+	mutex_unlock(&nfg_kcl_mutex);
+	info->inst = inst;
+	return 0;
+
+err_inst:
+	kfree(inst);
+err_netns:
+	nf_ct_netns_put(par->net, par->family);
+err_out:
+	return err;
+}
+
+static void kconnlimit_mt_destroy(const struct xt_mtdtor_param *par)
+{
+	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
+	struct nfg_kcl_instance *inst = info->inst;
+
+	mutex_lock(&nfg_kcl_mutex);
+	list_del(&inst->list);
+	mutex_unlock(&nfg_kcl_mutex);
+	/* xtables and nf_tables destroy a rule after its last packet left. */
+	nfg_kcl_table_destroy(&inst->table);
+	kfree(inst);
+	nf_ct_netns_put(par->net, par->family);
+}
+
+static struct xt_match kconnlimit_mt_reg[] __read_mostly = {
+	{
+		.name		= "kconnlimit",
+		.revision	= 0,
+		.family		= NFPROTO_IPV4,
+		.checkentry	= kconnlimit_mt_check,
+		.match		= kconnlimit_mt,
+		.destroy	= kconnlimit_mt_destroy,
+		.matchsize	= sizeof(struct xt_kconnlimit_mtinfo),
+		.usersize	= offsetof(struct xt_kconnlimit_mtinfo, inst),
+		.me		= THIS_MODULE,
+	},
+	{
+		.name		= "kconnlimit",
+		.revision	= 0,
+		.family		= NFPROTO_IPV6,
+		.checkentry	= kconnlimit_mt_check,
+		.match		= kconnlimit_mt,
+		.destroy	= kconnlimit_mt_destroy,
+		.matchsize	= sizeof(struct xt_kconnlimit_mtinfo),
+		.usersize	= offsetof(struct xt_kconnlimit_mtinfo, inst),
+		.me		= THIS_MODULE,
+	},
+};
+
+/* ---- GC worker -------------------------------------------------------- */
+
+static void nfg_kcl_gc_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(nfg_kcl_gc_work, nfg_kcl_gc_work_fn);
+
+/* Sweeps every table; the mutex keeps instances from going away meanwhile. */
+static void nfg_kcl_gc_work_fn(struct work_struct *work)
+{
+	struct nfg_kcl_instance *inst;
+	u32 slot, slots;
+
+	mutex_lock(&nfg_kcl_mutex);
+	list_for_each_entry(inst, &nfg_kcl_instances, list) {
+		slots = nfg_kcl_slots(&inst->table);
+		for (slot = 0; slot < slots; slot += 1024) {
+			nfg_kcl_gc(&inst->table, slot, 1024);
+			cond_resched();
+		}
+	}
+	mutex_unlock(&nfg_kcl_mutex);
+	queue_delayed_work(system_power_efficient_wq, &nfg_kcl_gc_work,
+			   msecs_to_jiffies(READ_ONCE(nfg_kcl_gc_interval_ms)));
+}
+
+/* ---- /proc/net/stat/nfguard_kconnlimit -------------------------------- */
+
+static int nfg_kcl_proc_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct nfg_kcl_instance *inst;
+	struct nfg_kcl_info ci;
+
+	seq_puts(seq, "id name family key limit keys conns matched over_limit inserts gc_evictions cap_hits alloc_fail\n");
+	mutex_lock(&nfg_kcl_mutex);
+	list_for_each_entry(inst, &nfg_kcl_instances, list) {
+		if (!net_eq(read_pnet(&inst->net), net))
+			continue;
+		nfg_kcl_table_info(&inst->table, &ci);
+		seq_printf(seq, "%u %s %s %s/%u %s%u %u %u %llu %llu %llu %llu %llu %llu\n",
+			   inst->id, inst->name[0] ? inst->name : "-",
+			   inst->family == NFPROTO_IPV6 ? "ipv6" : "ipv4",
+			   inst->flags & XT_KCONNLIMIT_DADDR ? "dst" : "src",
+			   inst->prefix,
+			   inst->flags & XT_KCONNLIMIT_UPTO ? "<=" : ">",
+			   inst->limit, ci.keys, ci.conns, ci.stats.matched,
+			   ci.stats.over_limit, ci.stats.inserts,
+			   ci.stats.gc_evictions, ci.stats.cap_hits,
+			   ci.stats.alloc_fail);
+	}
+	mutex_unlock(&nfg_kcl_mutex);
+	return 0;
+}
+
+static int __net_init nfg_kcl_net_init(struct net *net)
+{
+	if (IS_ENABLED(CONFIG_PROC_FS) &&
+	    !proc_create_net_single(NFG_KCL_PROC_NAME, 0444, net->proc_net_stat,
+				    nfg_kcl_proc_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+static void __net_exit nfg_kcl_net_exit(struct net *net)
+{
+	remove_proc_entry(NFG_KCL_PROC_NAME, net->proc_net_stat);
+}
+
+static struct pernet_operations nfg_kcl_net_ops = {
+	.init	= nfg_kcl_net_init,
+	.exit	= nfg_kcl_net_exit,
+};
+
+/* ---- module ----------------------------------------------------------- */
+
+static int __init kconnlimit_mt_init(void)
+{
+	int err;
+
+	/* slots/locks given at load time went through the checking setters */
+	err = nfg_kcl_core_init();
+	if (err)
+		goto err_out;
+	err = register_pernet_subsys(&nfg_kcl_net_ops);
+	if (err)
+		goto err_core;
+	err = nfg_kcl_nl_init();
+	if (err)
+		goto err_pernet;
+	err = xt_register_matches(kconnlimit_mt_reg, ARRAY_SIZE(kconnlimit_mt_reg));
+	if (err)
+		goto err_nl;
+	queue_delayed_work(system_power_efficient_wq, &nfg_kcl_gc_work,
+			   msecs_to_jiffies(READ_ONCE(nfg_kcl_gc_interval_ms)));
+	return 0;
+
+err_nl:
+	nfg_kcl_nl_exit();
+err_pernet:
+	unregister_pernet_subsys(&nfg_kcl_net_ops);
+err_core:
+	nfg_kcl_core_exit();
+err_out:
+	return err;
+}
+
+static void __exit kconnlimit_mt_exit(void)
+{
+	xt_unregister_matches(kconnlimit_mt_reg, ARRAY_SIZE(kconnlimit_mt_reg));
+	cancel_delayed_work_sync(&nfg_kcl_gc_work);
+	nfg_kcl_nl_exit();
+	unregister_pernet_subsys(&nfg_kcl_net_ops);
+	/* key nodes unlinked by the last sweeps are freed by call_rcu */
+	rcu_barrier();
+	nfg_kcl_core_exit();
+}
+
+module_init(kconnlimit_mt_init);
+module_exit(kconnlimit_mt_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("nfguard: connlimit-compatible connection limits on keyed-lock tables");
+MODULE_ALIAS("ipt_kconnlimit");
+MODULE_ALIAS("ip6t_kconnlimit");
+MODULE_ALIAS_GENL_FAMILY(NFG_KCONNLIMIT_GENL_NAME);

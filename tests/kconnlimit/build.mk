@@ -1,0 +1,7 @@
+# kconnlimit test helper: installs hand-made match blobs through nft_compat
+# (tests/vm/cases/kconnlimit_errors.sh).
+TEST_BINS += $(B)/bin/nfg-kcl-blob
+
+$(B)/bin/nfg-kcl-blob: tests/kconnlimit/kcl_blob.c include/uapi/linux/netfilter/xt_kconnlimit.h
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -o $@ $< $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)

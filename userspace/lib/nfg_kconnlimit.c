@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libnfguard: kconnlimit control-plane client (see nfg_kconnlimit.h).
+ * Both requests are dumps; TOP replies are an instance message followed by
+ * messages of entries carrying the instance id. Entries are gathered per
+ * instance and handed to the callback when the next instance (or the end)
+ * comes.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/genetlink.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfguard_genl.h>
+
+#include "nfg_kconnlimit.h"
+
+struct nfg_kcl {
+	struct nfg_genl *g;
+};
+
+struct nfg_kcl *nfg_kcl_open(struct nfg_err *e)
+{
+	struct nfg_kcl *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		nfg_err_set(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	h->g = nfg_genl_open(NFG_KCONNLIMIT_GENL_NAME, e);
+	if (!h->g) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void nfg_kcl_close(struct nfg_kcl *h)
+{
+	if (!h)
+		return;
+	nfg_genl_close(h->g);
+	free(h);
+}
+
+struct kcl_tb {
+	const struct nlattr *a[NFG_KCL_A_MAX + 1];
+	bool bad;
+};
+
+static int kcl_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct kcl_tb *tb = data;
+	uint16_t type = mnl_attr_get_type(attr);
+	enum mnl_attr_data_type t;
+
+	if (type > NFG_KCL_A_MAX)
+		return MNL_CB_OK;	/* newer kernel: ignore */
+	switch (type) {
+	case NFG_KCL_A_NAME:
+		t = MNL_TYPE_NUL_STRING;
+		break;
+	case NFG_KCL_A_FAMILY:
+	case NFG_KCL_A_PREFIX:
+	case NFG_KCL_A_FLAGS:
+		t = MNL_TYPE_U8;
+		break;
+	case NFG_KCL_A_ID:
+	case NFG_KCL_A_LIMIT:
+	case NFG_KCL_A_KEYS:
+	case NFG_KCL_A_CONNS:
+	case NFG_KCL_A_SLOTS:
+	case NFG_KCL_A_LOCKS:
+		t = MNL_TYPE_U32;
+		break;
+	case NFG_KCL_A_MEMSIZE:
+	case NFG_KCL_A_MATCHED:
+	case NFG_KCL_A_OVER_LIMIT:
+	case NFG_KCL_A_INSERTS:
+	case NFG_KCL_A_GC_EVICTIONS:
+	case NFG_KCL_A_CAP_HITS:
+	case NFG_KCL_A_ALLOC_FAIL:
+	case NFG_KCL_A_TOTAL_CONNS:
+	case NFG_KCL_A_MAX_CONNS:
+		t = MNL_TYPE_U64;
+		break;
+	case NFG_KCL_A_ENTRIES:
+		t = MNL_TYPE_NESTED;
+		break;
+	default:
+		return MNL_CB_OK;
+	}
+	if (mnl_attr_validate(attr, t) < 0) {
+		tb->bad = true;
+		return MNL_CB_OK;
+	}
+	tb->a[type] = attr;
+	return MNL_CB_OK;
+}
+
+struct kcl_ctx {
+	nfg_kcl_cb cb;
+	void *data;
+	struct nfg_err *e;
+	bool have;		/* inst holds an instance not yet delivered */
+	struct nfg_kcl_inst inst;
+	struct nfg_kcl_key *keys;
+	size_t nkeys, cap;
+	int cb_ret;
+};
+
+static int bad_reply(struct nfg_err *e)
+{
+	nfg_err_set(e, EPROTO,
+		    "malformed reply from the kernel (nfg_kconnlimit ABI mismatch?)");
+	return MNL_CB_ERROR;
+}
+
+static int flush_inst(struct kcl_ctx *c)
+{
+	int ret;
+
+	if (!c->have)
+		return 0;
+	c->have = false;
+	ret = c->cb(&c->inst, c->keys, c->nkeys, c->data);
+	c->nkeys = 0;
+	return ret;
+}
+
+static uint64_t u64_or0(const struct kcl_tb *tb, int t)
+{
+	return tb->a[t] ? mnl_attr_get_u64(tb->a[t]) : 0;
+}
+
+static uint32_t u32_or0(const struct kcl_tb *tb, int t)
+{
+	return tb->a[t] ? mnl_attr_get_u32(tb->a[t]) : 0;
+}
+
+static int add_entry(struct kcl_ctx *c, const struct nlattr *ent)
+{
+	const struct nlattr *a;
+	struct nfg_kcl_key k = { .count = 0 };
+	bool have_addr = false, have_count = false;
+	unsigned int alen = c->inst.family == NFPROTO_IPV6 ? 16 : 4;
+
+	mnl_attr_for_each_nested(a, ent) {
+		switch (mnl_attr_get_type(a)) {
+		case NFG_KCL_E_ADDR:
+			if (mnl_attr_get_payload_len(a) != alen)
+				return -1;
+			memcpy(k.addr, mnl_attr_get_payload(a), alen);
+			have_addr = true;
+			break;
+		case NFG_KCL_E_COUNT:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+				return -1;
+			k.count = mnl_attr_get_u32(a);
+			have_count = true;
+			break;
+		}
+	}
+	if (!have_addr || !have_count)
+		return -1;
+	if (c->nkeys == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		struct nfg_kcl_key *n = realloc(c->keys, ncap * sizeof(*n));
+
+		if (!n)
+			return -2;
+		c->keys = n;
+		c->cap = ncap;
+	}
+	c->keys[c->nkeys++] = k;
+	return 0;
+}
+
+static int kcl_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct kcl_ctx *c = data;
+	struct nfg_kcl_inst *o = &c->inst;
+	const struct nlattr *ent;
+	struct kcl_tb tb;
+	int ret;
+
+	memset(&tb, 0, sizeof(tb));
+	if (mnl_attr_parse(nlh, GENL_HDRLEN, kcl_attr_cb, &tb) < 0 || tb.bad ||
+	    !tb.a[NFG_KCL_A_ID])
+		return bad_reply(c->e);
+	if (tb.a[NFG_KCL_A_ENTRIES]) {
+		if (!c->have || mnl_attr_get_u32(tb.a[NFG_KCL_A_ID]) != o->id)
+			return bad_reply(c->e);
+		mnl_attr_for_each_nested(ent, tb.a[NFG_KCL_A_ENTRIES]) {
+			ret = add_entry(c, ent);
+			if (ret == -2) {
+				nfg_err_set(c->e, ENOMEM, "out of memory");
+				return MNL_CB_ERROR;
+			}
+			if (ret < 0)
+				return bad_reply(c->e);
+		}
+		return MNL_CB_OK;
+	}
+	if (!tb.a[NFG_KCL_A_NAME] || !tb.a[NFG_KCL_A_FAMILY])
+		return bad_reply(c->e);
+	ret = flush_inst(c);
+	if (ret) {
+		c->cb_ret = ret;
+		return MNL_CB_ERROR;
+	}
+	memset(o, 0, sizeof(*o));
+	o->id = mnl_attr_get_u32(tb.a[NFG_KCL_A_ID]);
+	snprintf(o->name, sizeof(o->name), "%s", mnl_attr_get_str(tb.a[NFG_KCL_A_NAME]));
+	o->family = mnl_attr_get_u8(tb.a[NFG_KCL_A_FAMILY]);
+	o->prefix = tb.a[NFG_KCL_A_PREFIX] ? mnl_attr_get_u8(tb.a[NFG_KCL_A_PREFIX]) : 0;
+	o->flags = tb.a[NFG_KCL_A_FLAGS] ? mnl_attr_get_u8(tb.a[NFG_KCL_A_FLAGS]) : 0;
+	o->limit = u32_or0(&tb, NFG_KCL_A_LIMIT);
+	o->keys = u32_or0(&tb, NFG_KCL_A_KEYS);
+	o->conns = u32_or0(&tb, NFG_KCL_A_CONNS);
+	o->slots = u32_or0(&tb, NFG_KCL_A_SLOTS);
+	o->locks = u32_or0(&tb, NFG_KCL_A_LOCKS);
+	o->memsize = u64_or0(&tb, NFG_KCL_A_MEMSIZE);
+	o->matched = u64_or0(&tb, NFG_KCL_A_MATCHED);
+	o->over_limit = u64_or0(&tb, NFG_KCL_A_OVER_LIMIT);
+	o->inserts = u64_or0(&tb, NFG_KCL_A_INSERTS);
+	o->gc_evictions = u64_or0(&tb, NFG_KCL_A_GC_EVICTIONS);
+	o->cap_hits = u64_or0(&tb, NFG_KCL_A_CAP_HITS);
+	o->alloc_fail = u64_or0(&tb, NFG_KCL_A_ALLOC_FAIL);
+	o->total_conns = u64_or0(&tb, NFG_KCL_A_TOTAL_CONNS);
+	o->max_conns = u64_or0(&tb, NFG_KCL_A_MAX_CONNS);
+	c->have = true;
+	return MNL_CB_OK;
+}
+
+static int kcl_dump(struct nfg_kcl *h, uint8_t cmd, const char *name,
+		    uint32_t n, nfg_kcl_cb cb, void *data, struct nfg_err *e)
+{
+	struct kcl_ctx c = { .cb = cb, .data = data, .e = e };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nfg_err_clear(e);
+	if (name && strlen(name) >= XT_KCONNLIMIT_MAXNAMELEN)
+		return nfg_err_set(e, EINVAL, "name \"%s\" is too long (at most %d characters)",
+				   name, XT_KCONNLIMIT_MAXNAMELEN - 1);
+	nlh = nfg_genl_msg(h->g, cmd, NFG_KCONNLIMIT_GENL_VERSION, NLM_F_DUMP);
+	if (name)
+		mnl_attr_put_strz(nlh, NFG_KCL_A_NAME, name);
+	if (cmd == NFG_KCL_CMD_TOP)
+		mnl_attr_put_u32(nlh, NFG_KCL_A_COUNT, n);
+	ret = nfg_genl_talk(h->g, nlh, kcl_msg_cb, &c, e);
+	if (!ret) {
+		ret = flush_inst(&c);
+		if (ret)
+			c.cb_ret = ret;
+	}
+	free(c.keys);
+	if (c.cb_ret)
+		return c.cb_ret < 0 ? c.cb_ret : -ECANCELED;
+	return ret;
+}
+
+int nfg_kcl_list(struct nfg_kcl *h, const char *name, nfg_kcl_cb cb,
+		 void *data, struct nfg_err *e)
+{
+	return kcl_dump(h, NFG_KCL_CMD_LIST, name, 0, cb, data, e);
+}
+
+int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
+		nfg_kcl_cb cb, void *data, struct nfg_err *e)
+{
+	if (n < 1 || n > NFG_KCL_TOP_MAX)
+		return nfg_err_set(e, EINVAL, "count %u out of range (1-%u)",
+				   n, NFG_KCL_TOP_MAX);
+	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, cb, data, e);
+}
