@@ -32,7 +32,7 @@ pick_kernel() { # $1 = regex of the ABI; prints the newest ABI with image+header
 PKGS="build-essential autoconf automake pkg-config gcc gcc-12 make kmod cpio xz-utils zstd
 libxtables-dev libmnl-dev libnftnl-dev iptables nftables ipset conntrack
 qemu-system-x86 busybox-static iproute2 iputils-ping iperf3 socat curl hping3
-netsniff-ng tcpdump ethtool python3 sparse libelf-dev libelf1 libssl3 bc man-db groff"
+netsniff-ng tcpdump ethtool python3 sparse libelf-dev libelf1 libssl3 bc man-db groff procps"
 for f in "$top"/tests/deps.d/*.txt; do
 	[ -f "$f" ] || continue
 	PKGS="$PKGS $(sed 's/#.*//' "$f")"

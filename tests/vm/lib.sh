@@ -124,7 +124,7 @@ nfg_server() { nfg_in "$NFG_NS_S" "$@"; }
 # client and server reach each other over both families. (Few processes:
 # each exec costs ~0.1 s under TCG.)
 nfg_topo_up() {
-	nfg_need ip ping
+	nfg_need ip ping sysctl
 	ip -batch - <<-EOF || nfg_fail "topology: cannot create netns/veth"
 		netns add $NFG_NS_C
 		netns add $NFG_NS_R
