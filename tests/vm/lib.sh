@@ -92,8 +92,19 @@ nfg_assert_fail() {
 }
 
 # nfg_wait_until TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds;
-# returns 1 on timeout.
+# returns 1 on timeout. For things that must happen: the deadline is only a
+# backstop, and never shorter than NFG_WAIT_FLOOR (60 s), so a slow or busy
+# machine cannot turn a late event into a failure. (To show that something
+# does NOT happen, don't wait: check once after the event that would cause it.)
+NFG_WAIT_FLOOR=60
 nfg_wait_until() {
+	local t=$1
+	[ "$t" -ge "$NFG_WAIT_FLOOR" ] 2>/dev/null || t=$NFG_WAIT_FLOOR
+	shift
+	nfg__wait_exact "$t" "$@"
+}
+# nfg__wait_exact TIMEOUT_S CMD...: the same without the floor (internal).
+nfg__wait_exact() {
 	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
 	shift
 	until "$@" >/dev/null 2>&1; do
@@ -200,17 +211,28 @@ nfg_port_listening() {
 	[ -n "$(ip netns exec "$1" ss $opt "sport = :$2" 2>/dev/null)" ]
 }
 
-# nfg_wait_port NS PORT [tcp|udp] [TIMEOUT_S=60]: wait until PORT listens in NS.
+# nfg_wait_port NS PORT [tcp|udp] [TIMEOUT_S=120] [PID]: wait until PORT
+# listens in NS. With PID (the server), fail at once if it exits first. The
+# deadline is only a backstop for a server that hangs: a python server under
+# TCG on a loaded machine can take tens of seconds to start.
 nfg_wait_port() {
-	nfg_wait_until "${4:-60}" nfg_port_listening "$1" "$2" "${3:-tcp}" ||
-		nfg_fail "nothing listens on ${3:-tcp} port $2 in $1 after ${4:-60}s"
+	local end=$((${EPOCHREALTIME/./} + ${4:-120} * 1000000))
+	until nfg_port_listening "$1" "$2" "${3:-tcp}"; do
+		if [ -n "${5:-}" ] && ! kill -0 "$5" 2>/dev/null; then
+			sed 's/^/    | /' "$NFG_WORK/bg.$5.log" >&2 2>/dev/null
+			nfg_fail "the server for ${3:-tcp} port $2 in $1 exited before listening"
+		fi
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] ||
+			nfg_fail "nothing listens on ${3:-tcp} port $2 in $1 after ${4:-120}s"
+		nfg_sleep 0.1
+	done
 }
 
 # nfg_http_server NS PORT DIR: serve DIR over HTTP on PORT (IPv4 and IPv6) in NS.
 nfg_http_server() {
 	nfg_need python3
 	nfg_bg "$1" python3 -m http.server --bind :: --directory "$3" "$2"
-	nfg_wait_port "$1" "$2" tcp 20
+	nfg_wait_port "$1" "$2" tcp 300 "$NFG_LAST_PID"
 }
 
 # nfg_echo_server NS PORT: TCP echo server (IPv4 and IPv6, one child per
@@ -218,7 +240,7 @@ nfg_http_server() {
 nfg_echo_server() {
 	nfg_need socat
 	nfg_bg "$1" socat "TCP6-LISTEN:$2,ipv6-v6only=0,reuseaddr,fork,backlog=64" PIPE
-	nfg_wait_port "$1" "$2" tcp 10
+	nfg_wait_port "$1" "$2" tcp 300 "$NFG_LAST_PID"
 }
 
 # ------------------------------------------------------------------ held TCP connections
@@ -290,7 +312,7 @@ nfg_conn_close() {
 	local id=$1 fd=${NFG_CONN_FD[$1]:-} pid=${NFG_CONN_PID[$1]:-}
 	[ -n "$pid" ] || return 0
 	exec {fd}>&-
-	nfg_wait_until 5 eval "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null
+	nfg__wait_exact 5 eval "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	unset "NFG_CONN_FD[$id]" "NFG_CONN_PID[$id]" "NFG_CONN_OUT[$id]" "NFG_CONN_N[$id]"
 	return 0
