@@ -502,8 +502,8 @@ int nfg_sc_al_add(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k,
 	n->key = *k;
 	n->expires = now + timeout;
 	n->last_used = now;
-	RCU_INIT_POINTER(n->next, rcu_dereference_protected(al->buckets[b],
-							   lockdep_is_held(lock)));
+	e = rcu_dereference_protected(al->buckets[b], lockdep_is_held(lock));
+	RCU_INIT_POINTER(n->next, e);
 	rcu_assign_pointer(al->buckets[b], n);
 	spin_unlock_bh(lock);
 

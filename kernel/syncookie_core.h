@@ -10,6 +10,7 @@
 #define _NFG_SYNCOOKIE_CORE_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/rcupdate.h>
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
@@ -108,8 +109,8 @@ int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 /* ---- allowlist ---- */
 
 #define NFG_SC_AL_DEFAULT_MAX		1048576U
-#define NFG_SC_AL_MAX_MAX		(1U << 24)
-#define NFG_SC_AL_BUCKETS_MAX		(1U << 20)
+#define NFG_SC_AL_MAX_MAX		((u32)BIT(24))
+#define NFG_SC_AL_BUCKETS_MAX		((u32)BIT(20))
 #define NFG_SC_AL_LOCKS			256U
 /* Buckets sampled for the least recently used entry when full. */
 #define NFG_SC_AL_EVICT_SCAN		16U
@@ -118,7 +119,8 @@ int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 struct nfg_sc_key {
 	u32	w[4];
 	u8	family;
-	u8	pad[3];
+	u8	prefix;		/* for listings only: not compared or hashed */
+	u8	pad[2];
 };
 
 struct nfg_sc_entry {

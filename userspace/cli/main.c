@@ -16,6 +16,10 @@
 
 #include "cli.h"
 
+/* syncookie.c */
+int cmd_syncookie(int argc, char **argv);
+void usage_syncookie(FILE *f);
+
 /* kconnlimit.c */
 int cmd_kconnlimit(int argc, char **argv);
 void usage_kconnlimit(FILE *f);
@@ -110,9 +114,12 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  set      named IPv4/IPv6 range sets for -m rangeset\n"
+		"  syncookie   the SYNCOOKIE target: stats, allowlist, secret\n"
 		"  kconnlimit  tables of -m kconnlimit rules: list, top\n"
 		"\n");
 	usage_set(f);
+	fputc('\n', f);
+	usage_syncookie(f);
 	fputc('\n', f);
 	usage_kconnlimit(f);
 	fprintf(f, "\nSee nfguard(8).\n");
@@ -123,6 +130,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{ "set", cmd_set },
+	{ "syncookie", cmd_syncookie },
 	{ "kconnlimit", cmd_kconnlimit },
 };
 

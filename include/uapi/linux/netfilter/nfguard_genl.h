@@ -129,4 +129,53 @@ enum nfg_kconnlimit_entry_attr {
 };
 #define NFG_KCL_E_MAX (__NFG_KCL_E_MAX - 1)
 
+/* ---- syncookie --------------------------------------------------------- */
+
+#define NFG_SYNCOOKIE_GENL_NAME		"nfg_syncookie"
+#define NFG_SYNCOOKIE_GENL_VERSION	1
+#define NFG_SC_SECRET_LEN		16	/* SipHash key */
+
+/*
+ * Everything applies to the caller's netns. AL_LIST is a dump: one message
+ * per live allowlist entry (FAMILY, ADDR, PREFIX, TIMEOUT = seconds left).
+ * AL_ADD refreshes an entry that exists. STATS replies with one message
+ * carrying every counter (per-CPU sums) and the allowlist's size.
+ */
+enum nfg_syncookie_cmd {
+	NFG_SC_CMD_UNSPEC,
+	NFG_SC_CMD_STATS,	/* doit -> reply */
+	NFG_SC_CMD_AL_LIST,	/* dump */
+	NFG_SC_CMD_AL_ADD,	/* ADDR, [PREFIX], [TIMEOUT] */
+	NFG_SC_CMD_AL_DEL,	/* ADDR, [PREFIX]; -ENOENT when absent */
+	NFG_SC_CMD_AL_FLUSH,	/* -> reply with COUNT (entries removed) */
+	NFG_SC_CMD_SECRET_SET,	/* SECRET: becomes current, no previous */
+	NFG_SC_CMD_SECRET_ROTATE, /* new random current; the old one stays previous */
+	__NFG_SC_CMD_MAX,
+};
+#define NFG_SC_CMD_MAX (__NFG_SC_CMD_MAX - 1)
+
+enum nfg_syncookie_attr {
+	NFG_SC_A_UNSPEC,
+	NFG_SC_A_FAMILY,	/* u8: NFPROTO_IPV4 or NFPROTO_IPV6 (replies) */
+	NFG_SC_A_ADDR,		/* binary, network byte order, 4 or 16 bytes */
+	NFG_SC_A_PREFIX,	/* u8: 1-32 / 1-128 (default: full length) */
+	NFG_SC_A_TIMEOUT,	/* u32: seconds, 1..7 days (default 300) */
+	NFG_SC_A_SECRET,	/* binary, NFG_SC_SECRET_LEN bytes */
+	NFG_SC_A_COUNT,		/* u32: entries (STATS: on the allowlist) */
+	NFG_SC_A_MAX_ENTRIES,	/* u32: the allowlist's bound (STATS) */
+	NFG_SC_A_PAD,
+	NFG_SC_A_SYN_SEEN,	/* u64 counters (STATS), see /proc/net/stat/nfguard_syncookie */
+	NFG_SC_A_COOKIE_SENT,
+	NFG_SC_A_ACK_VALID,
+	NFG_SC_A_ACK_INVALID,
+	NFG_SC_A_ALLOWLIST_HIT,
+	NFG_SC_A_ALLOWLIST_ADD,
+	NFG_SC_A_ALLOWLIST_EVICT,
+	NFG_SC_A_PROXIED,
+	NFG_SC_A_MALFORMED,
+	NFG_SC_A_SEND_FAIL,
+	__NFG_SC_A_MAX,
+};
+#define NFG_SC_A_MAX (__NFG_SC_A_MAX - 1)
+
 #endif /* _UAPI_NFGUARD_GENL_H */

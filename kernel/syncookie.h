@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard SYNCOOKIE: per-netns state shared by the xt target
+ * (syncookie_tg.c) and the genetlink control plane (syncookie_nl.c).
+ */
+#ifndef _NFG_SYNCOOKIE_H
+#define _NFG_SYNCOOKIE_H
+
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/timekeeping.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <net/tcp.h>
+
+#include "syncookie_core.h"
+
+struct net;
+
+/* Per-CPU counters of everything the packet path decides. */
+struct nfg_sc_stats {
+	u64	syn_seen;	/* SYNs from sources not on the allowlist */
+	u64	cookie_sent;	/* SYN-ACKs with a cookie sent */
+	u64	ack_valid;	/* ACKs with a valid cookie */
+	u64	ack_invalid;	/* ACKs with a bad cookie, not of a known flow: dropped */
+	u64	allowlist_hit;	/* SYNs from allowlisted sources: passed */
+	u64	allowlist_add;	/* sources added (by a valid cookie ACK) */
+	u64	allowlist_evict; /* entries evicted to stay within the bound */
+	u64	proxied;	/* connections opened on the client's behalf */
+	u64	malformed;	/* dropped: see the man page's verdict table */
+	u64	send_fail;	/* SYN-ACKs that could not be built or routed */
+};
+
+#define NFG_SC_NSTATS	(sizeof(struct nfg_sc_stats) / sizeof(u64))
+
+struct nfg_sc_net {
+	struct nfg_sc_allowlist	al;
+	struct nfg_sc_stats __percpu *stats;
+	/* Immutable once published; replaced under @secret_lock, freed by RCU. */
+	struct nfg_sc_secret_rcu __rcu *secret;
+	struct mutex		secret_lock;	/* secret updates (control plane) */
+	struct delayed_work	gc_work;	/* expiry sweep */
+	/*
+	 * Set by the netns' pre_exit: packets still arriving on a dying netns'
+	 * devices pass untouched; exit frees the state after a grace period.
+	 */
+	bool			dying;
+};
+
+struct nfg_sc_secret_rcu {
+	struct nfg_sc_secret	s;
+	struct rcu_head		rcu;
+};
+
+/* syncookie_nl.c */
+extern unsigned int nfg_sc_allowlist_max;
+struct nfg_sc_net *nfg_sc_pernet(const struct net *net);
+int nfg_sc_nl_init(void);
+void nfg_sc_nl_exit(void);
+void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum);
+
+/* Seconds on the allowlist's clock. */
+static inline u32 nfg_sc_now(void)
+{
+	return (u32)ktime_get_seconds();
+}
+
+/*
+ * __cookie_v4_check() and __cookie_v6_check() lost their cookie argument
+ * in the same 6.8 change (they read th->ack_seq themselves): one probe.
+ * Both return the MSS the cookie encodes, 0 when it is not valid.
+ */
+static inline int nfg_cookie_v4_check(const struct iphdr *iph,
+				      const struct tcphdr *th)
+{
+#ifdef HAVE_COOKIE_V4_CHECK_U32
+	return __cookie_v4_check(iph, th);
+#else
+	return __cookie_v4_check(iph, th, ntohl(th->ack_seq) - 1);
+#endif
+}
+
+static inline int nfg_cookie_v6_check(const struct ipv6hdr *ip6h,
+				      const struct tcphdr *th)
+{
+#ifdef HAVE_COOKIE_V4_CHECK_U32
+	return __cookie_v6_check(ip6h, th);
+#else
+	return __cookie_v6_check(ip6h, th, ntohl(th->ack_seq) - 1);
+#endif
+}
+
+#endif /* _NFG_SYNCOOKIE_H */

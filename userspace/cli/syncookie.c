@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nfguard syncookie: the SYNCOOKIE target's allowlist, counters and
+ * cookie secret in the current network namespace.
+ *
+ *   nfguard syncookie stats
+ *   nfguard syncookie allowlist list | save | flush
+ *   nfguard syncookie allowlist add ADDR[/PREFIX] [timeout SECONDS]
+ *   nfguard syncookie allowlist del ADDR[/PREFIX]
+ *   nfguard syncookie allowlist restore [-f FILE]   (stdin by default)
+ *   nfguard syncookie secret set HEX32 | rotate
+ *
+ * list prints "ADDR/PREFIX expires-in SECONDS"; save prints
+ * "add ADDR/PREFIX timeout SECONDS" lines (seconds left), which restore
+ * reads back.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfguard_genl.h>
+
+#include "cli.h"
+#include "nfg_syncookie.h"
+
+void usage_syncookie(FILE *f);
+int cmd_syncookie(int argc, char **argv);
+
+void usage_syncookie(FILE *f)
+{
+	fprintf(f,
+		"nfguard syncookie stats\n"
+		"nfguard syncookie allowlist list|save|flush\n"
+		"nfguard syncookie allowlist add ADDR[/PREFIX] [timeout SECONDS]\n"
+		"nfguard syncookie allowlist del ADDR[/PREFIX]\n"
+		"nfguard syncookie allowlist restore [-f FILE]\n"
+		"nfguard syncookie secret set HEX32|rotate\n"
+		"  the SYNCOOKIE target's allowlist (sources that completed a cookie\n"
+		"  handshake), counters and cookie secret, in the current netns\n");
+}
+
+static struct nfg_sc *sc_open_or_die(void)
+{
+	struct nfg_err e;
+	struct nfg_sc *h = nfg_sc_open(&e);
+
+	if (!h) {
+		if (e.code == ENOENT)
+			cli_die("syncookie", "the xt_SYNCOOKIE kernel module is not loaded");
+		cli_die("syncookie", "%s", nfg_err_str(&e));
+	}
+	return h;
+}
+
+static int sc_parse_entry(const char *s, struct nfg_sc_entry *ent)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned long p;
+
+	memset(ent, 0, sizeof(*ent));
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, buf, ent->addr) == 1)
+		ent->family = NFPROTO_IPV4;
+	else if (inet_pton(AF_INET6, buf, ent->addr) == 1)
+		ent->family = NFPROTO_IPV6;
+	else
+		return -1;
+	ent->prefix = ent->family == NFPROTO_IPV6 ? 128 : 32;
+	if (slash) {
+		errno = 0;
+		p = strtoul(slash, &end, 10);
+		if (errno || *end || !*slash || p < 1 || p > ent->prefix)
+			return -1;
+		ent->prefix = p;
+	}
+	return 0;
+}
+
+static void sc_format(const struct nfg_sc_entry *ent, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(ent->family == NFPROTO_IPV6 ? AF_INET6 : AF_INET, ent->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, ent->prefix);
+}
+
+static int sc_print_cb(const struct nfg_sc_entry *ent, void *data)
+{
+	bool save = *(bool *)data;
+	char b[INET6_ADDRSTRLEN + 8];
+
+	sc_format(ent, b, sizeof(b));
+	if (save)
+		printf("add %s timeout %" PRIu32 "\n", b, ent->timeout ? ent->timeout : 1);
+	else
+		printf("%s expires-in %" PRIu32 "\n", b, ent->timeout);
+	return 0;
+}
+
+static unsigned long sc_timeout(const char *s)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v < 1 || v > 7UL * 24 * 3600)
+		cli_die("syncookie", "timeout must be 1..604800 seconds, not \"%s\"", s);
+	return v;
+}
+
+static int sc_add_words(struct nfg_sc *h, int argc, char **argv, bool del,
+			const char *what)
+{
+	struct nfg_sc_entry ent;
+	struct nfg_err e;
+
+	if (argc < 1 || sc_parse_entry(argv[0], &ent) < 0) {
+		cli_err(what, "expected ADDR[/PREFIX], got \"%s\"", argc ? argv[0] : "");
+		return -1;
+	}
+	if (!del && argc == 3 && !strcmp(argv[1], "timeout"))
+		ent.timeout = sc_timeout(argv[2]);
+	else if (argc != 1) {
+		cli_err(what, "unexpected \"%s\"", argv[1]);
+		return -1;
+	}
+	if ((del ? nfg_sc_del(h, &ent, &e) : nfg_sc_add(h, &ent, &e)) < 0) {
+		cli_err(what, "%s: %s", argv[0], nfg_err_str(&e));
+		return -1;
+	}
+	return 0;
+}
+
+static int sc_restore_line(char *line, unsigned int lineno, void *data)
+{
+	struct nfg_sc *h = data;
+	char *w[8], *save = NULL, *t;
+	char what[64];
+	int n = 0;
+
+	for (t = strtok_r(line, " \t", &save); t && n < 8; t = strtok_r(NULL, " \t", &save))
+		w[n++] = t;
+	if (!n || w[0][0] == '#')
+		return 0;
+	snprintf(what, sizeof(what), "restore: line %u", lineno);
+	if (strcmp(w[0], "add")) {
+		cli_err(what, "expected \"add ADDR[/PREFIX] [timeout SECONDS]\"");
+		return -1;
+	}
+	return sc_add_words(h, n - 1, w + 1, false, what);
+}
+
+static int sc_hex16(const char *s, uint8_t *out)
+{
+	unsigned int i, v;
+
+	if (strlen(s) != 32)
+		return -1;
+	for (i = 0; i < 16; i++) {
+		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
+		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
+			return -1;
+		out[i] = v;
+	}
+	return 0;
+}
+
+int cmd_syncookie(int argc, char **argv)
+{
+	struct nfg_sc_counters c;
+	struct nfg_err e;
+	struct nfg_sc *h;
+	const char *sub = argc > 1 ? argv[1] : "";
+	const char *op = argc > 2 ? argv[2] : "";
+	int ret = 0;
+
+	if (!strcmp(sub, "stats") && argc == 2) {
+		h = sc_open_or_die();
+		if (nfg_sc_stats(h, &c, &e) < 0)
+			cli_die("syncookie stats", "%s", nfg_err_str(&e));
+		printf("syn_seen %" PRIu64 "\ncookie_sent %" PRIu64 "\nack_valid %" PRIu64
+		       "\nack_invalid %" PRIu64 "\nallowlist_hit %" PRIu64
+		       "\nallowlist_add %" PRIu64 "\nallowlist_evict %" PRIu64
+		       "\nproxied %" PRIu64 "\nmalformed %" PRIu64 "\nsend_fail %" PRIu64
+		       "\nallowlist_entries %" PRIu32 "\nallowlist_max %" PRIu32 "\n",
+		       c.syn_seen, c.cookie_sent, c.ack_valid, c.ack_invalid,
+		       c.allowlist_hit, c.allowlist_add, c.allowlist_evict, c.proxied,
+		       c.malformed, c.send_fail, c.entries, c.max_entries);
+	} else if (!strcmp(sub, "allowlist") &&
+		   (!strcmp(op, "list") || !strcmp(op, "save")) && argc == 3) {
+		bool save = !strcmp(op, "save");
+
+		h = sc_open_or_die();
+		if (nfg_sc_list(h, sc_print_cb, &save, &e) < 0)
+			cli_die("syncookie allowlist", "%s", nfg_err_str(&e));
+	} else if (!strcmp(sub, "allowlist") && !strcmp(op, "flush") && argc == 3) {
+		h = sc_open_or_die();
+		if (nfg_sc_flush(h, NULL, &e) < 0)
+			cli_die("syncookie allowlist flush", "%s", nfg_err_str(&e));
+	} else if (!strcmp(sub, "allowlist") &&
+		   (!strcmp(op, "add") || !strcmp(op, "del")) && argc >= 4) {
+		h = sc_open_or_die();
+		ret = sc_add_words(h, argc - 3, argv + 3, !strcmp(op, "del"),
+				   !strcmp(op, "del") ? "syncookie allowlist del" :
+				   "syncookie allowlist add");
+	} else if (!strcmp(sub, "allowlist") && !strcmp(op, "restore") &&
+		   (argc == 3 || (argc == 5 && !strcmp(argv[3], "-f")))) {
+		h = sc_open_or_die();
+		ret = cli_for_each_line("syncookie allowlist restore",
+					argc == 5 ? argv[4] : "-", sc_restore_line, h);
+	} else if (!strcmp(sub, "secret") && !strcmp(op, "rotate") && argc == 3) {
+		h = sc_open_or_die();
+		if (nfg_sc_secret_rotate(h, &e) < 0)
+			cli_die("syncookie secret rotate", "%s", nfg_err_str(&e));
+	} else if (!strcmp(sub, "secret") && !strcmp(op, "set") && argc == 4) {
+		uint8_t key[16];
+
+		if (sc_hex16(argv[3], key) < 0)
+			cli_die("syncookie secret set", "the secret is 32 hexadecimal digits (16 bytes)");
+		h = sc_open_or_die();
+		if (nfg_sc_secret_set(h, key, &e) < 0)
+			cli_die("syncookie secret set", "%s", nfg_err_str(&e));
+	} else {
+		usage_syncookie(stderr);
+		return CLI_EXIT_ERROR;
+	}
+	nfg_sc_close(h);
+	cli_flush_or_die("syncookie");
+	return ret < 0 ? CLI_EXIT_ERROR : 0;
+}

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * iptables/ip6tables plugin of the nfguard "SYNCOOKIE" target:
+ *
+ *	-t raw -A PREROUTING -p tcp ... -j SYNCOOKIE --mode local
+ *	   [--mss N] [--wscale N] [--sack-perm] [--timestamp]
+ *	   [--allowlist-timeout SECONDS] [--allowlist-mask PREFIX]
+ *
+ * --mode proxy (the spec's default) is not implemented yet: refused here
+ * and by the kernel, with a message that says so. Values are checked here
+ * and again in the kernel's checkentry. The table, chain and protocol are
+ * checked here from the command line when iptables runs a single -A/-I/-R
+ * (iptables-restore input is checked by the kernel: it refuses anything
+ * but raw PREROUTING and -p tcp).
+ *
+ * save prints --mode always, the other options when set or not default.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* afinfo (the rule's family): see libxt_rangeset.c. */
+#define XTABLES_INTERNAL
+#include <xtables.h>
+#undef _init
+
+#include <linux/netfilter/xt_SYNCOOKIE.h>
+
+enum {
+	O_MODE = 0,
+	O_MSS,
+	O_WSCALE,
+	O_SACK_PERM,
+	O_TIMESTAMP,
+	O_TIMEOUT,
+	O_MASK,
+	F_MODE = 1 << O_MODE,
+};
+
+static const struct xt_option_entry syncookie_tg_opts[] = {
+	{ .name = "mode", .id = O_MODE, .type = XTTYPE_STRING },
+	{ .name = "mss", .id = O_MSS, .type = XTTYPE_STRING },
+	{ .name = "wscale", .id = O_WSCALE, .type = XTTYPE_STRING },
+	{ .name = "sack-perm", .id = O_SACK_PERM, .type = XTTYPE_NONE },
+	{ .name = "timestamp", .id = O_TIMESTAMP, .type = XTTYPE_NONE },
+	{ .name = "allowlist-timeout", .id = O_TIMEOUT, .type = XTTYPE_STRING },
+	{ .name = "allowlist-mask", .id = O_MASK, .type = XTTYPE_STRING },
+	XTOPT_TABLEEND,
+};
+
+static void syncookie_tg_help(void)
+{
+	printf(
+"SYNCOOKIE target options (raw table, PREROUTING, -p tcp; see nfguard-extensions(8)):\n"
+"  --mode local|proxy          local: hand validated ACKs to the local listener\n"
+"                              (proxy is not implemented yet)\n"
+"  --mss N                     MSS the SYN-ACK advertises (88-65535; default: MTU-40/60)\n"
+"  --wscale N                  window scale the SYN-ACK advertises (0-14; default: as the kernel)\n"
+"  --sack-perm                 advertise SACK (with --timestamp)\n"
+"  --timestamp                 advertise timestamps (carry window scale and SACK)\n"
+"  --allowlist-timeout SECONDS how long a proven source stays allowlisted (default 300)\n"
+"  --allowlist-mask PREFIX     allowlist sources by prefix (default 32 / 128)\n");
+}
+
+static uint8_t syncookie_family(void)
+{
+	return afinfo ? afinfo->family : NFPROTO_IPV4;
+}
+
+static unsigned int syncookie_plen_max(void)
+{
+	return syncookie_family() == NFPROTO_IPV6 ? 128 : 32;
+}
+
+static unsigned long syncookie_number(const char *opt, const char *arg,
+				      unsigned long min, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	if (!arg[0] || arg[0] == '-' || arg[0] == '+')
+		goto bad;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	return v;
+bad:
+	xtables_error(PARAMETER_PROBLEM,
+		      "SYNCOOKIE: --%s must be a number from %lu to %lu, not \"%s\"",
+		      opt, min, max, arg);
+}
+
+static void syncookie_tg_init(struct xt_entry_target *t)
+{
+	struct xt_syncookie_tginfo *info = (void *)t->data;
+
+	info->mode = XT_SYNCOOKIE_MODE_PROXY;
+	info->timeout = XT_SYNCOOKIE_TIMEOUT_DEFAULT;
+	info->prefix = syncookie_plen_max();
+}
+
+static void syncookie_tg_parse(struct xt_option_call *cb)
+{
+	struct xt_syncookie_tginfo *info = cb->data;
+
+	xtables_option_parse(cb);
+	switch (cb->entry->id) {
+	case O_MODE:
+		if (!strcmp(cb->arg, "local"))
+			info->mode = XT_SYNCOOKIE_MODE_LOCAL;
+		else if (!strcmp(cb->arg, "proxy"))
+			info->mode = XT_SYNCOOKIE_MODE_PROXY;
+		else
+			xtables_error(PARAMETER_PROBLEM,
+				      "SYNCOOKIE: --mode must be \"local\" or \"proxy\", not \"%s\"",
+				      cb->arg);
+		break;
+	case O_MSS:
+		info->mss = syncookie_number("mss", cb->arg,
+					     XT_SYNCOOKIE_MSS_MIN, 65535);
+		info->flags |= XT_SYNCOOKIE_MSS;
+		break;
+	case O_WSCALE:
+		info->wscale = syncookie_number("wscale", cb->arg, 0,
+						XT_SYNCOOKIE_WSCALE_MAX);
+		info->flags |= XT_SYNCOOKIE_WSCALE;
+		break;
+	case O_SACK_PERM:
+		info->flags |= XT_SYNCOOKIE_SACK_PERM;
+		break;
+	case O_TIMESTAMP:
+		info->flags |= XT_SYNCOOKIE_TIMESTAMP;
+		break;
+	case O_TIMEOUT:
+		info->timeout = syncookie_number("allowlist-timeout", cb->arg, 1,
+						 XT_SYNCOOKIE_TIMEOUT_MAX);
+		break;
+	case O_MASK:
+		info->prefix = syncookie_number("allowlist-mask", cb->arg, 1,
+						syncookie_plen_max());
+		break;
+	}
+}
+
+/*
+ * The command line of a single iptables -A/-I/-R: table, chain and
+ * protocol, to refuse a misplaced rule with a clear message before the
+ * kernel does with EINVAL. Returns false when it is not such a command.
+ */
+struct syncookie_cmdline {
+	char table[32];
+	char chain[64];
+	char proto[32];
+	bool proto_inv;
+};
+
+static void syncookie_copy(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src);
+}
+
+static bool syncookie_read_cmdline(struct syncookie_cmdline *c)
+{
+	char buf[8192], *argv[256], *p, *end;
+	bool rule = false, inv = false;
+	int argc = 0, i;
+	size_t len;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	f = fopen("/proc/self/cmdline", "r");
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	for (p = buf, end = buf + len; p < end && argc < 256; p += strlen(p) + 1)
+		argv[argc++] = p;
+	syncookie_copy(c->table, sizeof(c->table), "filter");
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+
+		if (!strcmp(a, "!")) {
+			inv = true;
+			continue;
+		}
+		if (!strcmp(a, "-t") || !strcmp(a, "--table")) {
+			syncookie_copy(c->table, sizeof(c->table), v);
+			i++;
+		} else if (!strncmp(a, "-t", 2) && a[2] != '-') {
+			syncookie_copy(c->table, sizeof(c->table), a + 2);
+		} else if (!strcmp(a, "-A") || !strcmp(a, "--append") ||
+			   !strcmp(a, "-I") || !strcmp(a, "--insert") ||
+			   !strcmp(a, "-R") || !strcmp(a, "--replace")) {
+			syncookie_copy(c->chain, sizeof(c->chain), v);
+			rule = true;
+			i++;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--protocol")) {
+			syncookie_copy(c->proto, sizeof(c->proto), v);
+			c->proto_inv = inv;
+			i++;
+		} else if (!strcmp(a, "-j") || !strcmp(a, "--jump")) {
+			break;	/* the target's own options follow */
+		}
+		inv = false;
+	}
+	return rule;
+}
+
+static void syncookie_tg_check(struct xt_fcheck_call *cb)
+{
+	const struct xt_syncookie_tginfo *info = cb->data;
+	struct syncookie_cmdline c;
+
+	if (!(cb->xflags & F_MODE) || info->mode == XT_SYNCOOKIE_MODE_PROXY)
+		xtables_error(PARAMETER_PROBLEM,
+			      "SYNCOOKIE: proxy mode (the default) is not implemented yet; use --mode local to hand validated connections to a local listener");
+	if ((info->flags & XT_SYNCOOKIE_SACK_PERM) &&
+	    !(info->flags & XT_SYNCOOKIE_TIMESTAMP))
+		xtables_error(PARAMETER_PROBLEM,
+			      "SYNCOOKIE: --sack-perm needs --timestamp (SACK is remembered inside the timestamp)");
+	if (!syncookie_read_cmdline(&c))
+		return;
+	if (strcmp(c.table, "raw"))
+		xtables_error(PARAMETER_PROBLEM,
+			      "SYNCOOKIE: only valid in the raw table (-t raw), not \"%s\"",
+			      c.table);
+	if (!strcmp(c.chain, "INPUT") || !strcmp(c.chain, "OUTPUT") ||
+	    !strcmp(c.chain, "FORWARD") || !strcmp(c.chain, "POSTROUTING"))
+		xtables_error(PARAMETER_PROBLEM,
+			      "SYNCOOKIE: only valid in PREROUTING (or a chain called from it), not %s",
+			      c.chain);
+	if (c.proto_inv || (strcmp(c.proto, "tcp") && strcmp(c.proto, "6") &&
+			    strcmp(c.proto, "TCP")))
+		xtables_error(PARAMETER_PROBLEM,
+			      "SYNCOOKIE: needs -p tcp");
+}
+
+static void syncookie_tg_print(const void *ip, const struct xt_entry_target *t,
+			       int numeric)
+{
+	const struct xt_syncookie_tginfo *info = (const void *)t->data;
+
+	(void)ip;
+	(void)numeric;
+	printf(" SYNCOOKIE mode %s",
+	       info->mode == XT_SYNCOOKIE_MODE_LOCAL ? "local" : "proxy");
+	if (info->flags & XT_SYNCOOKIE_MSS)
+		printf(" mss %u", info->mss);
+	if (info->flags & XT_SYNCOOKIE_WSCALE)
+		printf(" wscale %u", info->wscale);
+	if (info->flags & XT_SYNCOOKIE_SACK_PERM)
+		printf(" sack-perm");
+	if (info->flags & XT_SYNCOOKIE_TIMESTAMP)
+		printf(" timestamp");
+	printf(" allowlist-timeout %" PRIu32 " allowlist-mask %u", info->timeout,
+	       info->prefix);
+}
+
+static void syncookie_tg_save(const void *ip, const struct xt_entry_target *t)
+{
+	const struct xt_syncookie_tginfo *info = (const void *)t->data;
+
+	(void)ip;
+	printf(" --mode %s",
+	       info->mode == XT_SYNCOOKIE_MODE_LOCAL ? "local" : "proxy");
+	if (info->flags & XT_SYNCOOKIE_MSS)
+		printf(" --mss %u", info->mss);
+	if (info->flags & XT_SYNCOOKIE_WSCALE)
+		printf(" --wscale %u", info->wscale);
+	if (info->flags & XT_SYNCOOKIE_SACK_PERM)
+		printf(" --sack-perm");
+	if (info->flags & XT_SYNCOOKIE_TIMESTAMP)
+		printf(" --timestamp");
+	if (info->timeout != XT_SYNCOOKIE_TIMEOUT_DEFAULT)
+		printf(" --allowlist-timeout %" PRIu32, info->timeout);
+	if (info->prefix != syncookie_plen_max())
+		printf(" --allowlist-mask %u", info->prefix);
+}
+
+static struct xtables_target syncookie_tg_reg = {
+	.version	= XTABLES_VERSION,
+	.name		= "SYNCOOKIE",
+	.revision	= 0,
+	.family		= NFPROTO_UNSPEC,
+	.size		= XT_ALIGN(sizeof(struct xt_syncookie_tginfo)),
+	.userspacesize	= offsetof(struct xt_syncookie_tginfo, mask),
+	.help		= syncookie_tg_help,
+	.init		= syncookie_tg_init,
+	.x6_parse	= syncookie_tg_parse,
+	.x6_fcheck	= syncookie_tg_check,
+	.x6_options	= syncookie_tg_opts,
+	.print		= syncookie_tg_print,
+	.save		= syncookie_tg_save,
+};
+
+/* See libxt_rangeset.c: registered by an ELF constructor with a unique name. */
+static void __attribute__((constructor)) nfg_syncookie_tg_ldr(void)
+{
+	xtables_register_target(&syncookie_tg_reg);
+}
