@@ -29,9 +29,9 @@ field() {
 conns_are() { [ "$(field "$1" conns)" = "$2" ]; }
 try() { # ID SRC DST
 	if [[ $3 == *:* ]]; then
-		nfg_conn_open "$1" "$NFG_NS_C" "$3" "$port,bind=[$2]" 5
+		nfg_conn_open "$1" "$NFG_NS_C" "$3" "$port,bind=[$2]" 30
 	else
-		nfg_conn_open "$1" "$NFG_NS_C" "$3" "$port,bind=$2" 5
+		nfg_conn_open "$1" "$NFG_NS_C" "$3" "$port,bind=$2" 30
 	fi
 }
 

@@ -18,7 +18,7 @@ live_is() { [ "$(cat "$live")" = "$1" ]; }
 conns() {
 	local i
 	for i in $(seq "$3"); do
-		nfg_assert_ok "connection $i to $2 in $1" nfg_conn_open "$1-$2-$i" "$1" "$2" 7000
+		nfg_assert_ok "connection $i to $2 in $1" nfg_conn_open "$1-$2-$i" "$1" "$2" 7000 30
 	done
 }
 
@@ -65,7 +65,7 @@ nfg_echo_server "$NFG_NS_S" 7000
 echo 3 >/sys/module/xt_kconnlimit/parameters/max_conns || nfg_fail "set max_conns"
 nfg_ipt "$NFG_NS_R" nft 4 -A FORWARD -p tcp --syn -m kconnlimit --kconnlimit-above 100 --kconnlimit-name cap \
 	-m comment --comment kcl-cap -j ACCEPT || nfg_fail "cap rule"
-for i in 1 2 3; do nfg_assert_ok "connection $i under the cap" nfg_conn_open c$i "$NFG_NS_C" "$NFG_S4" 7000; done
+for i in 1 2 3; do nfg_assert_ok "connection $i under the cap" nfg_conn_open c$i "$NFG_NS_C" "$NFG_S4" 7000 30; done
 nfg_assert_fail "4th connection dropped at the cap" nfg_conn_open c4 "$NFG_NS_C" "$NFG_S4" 7000 2
 line=$(nfg_router nfguard kconnlimit list cap | sed -n 2p)
 nfg_log "$line"
@@ -75,7 +75,7 @@ nfg_assert_eq 3 "$(awk '{ print $7 }' <<<"$line")" "remembered connections at th
 nfg_assert_match '^# remembered connections \(all rules\): 3, cap 3$' \
 	"$(nfg_router nfguard kconnlimit list)" "global total at the cap"
 nfg_conn_close c1
-nfg_assert_ok "room again after a close" nfg_wait_until 20 nfg_conn_open c5 "$NFG_NS_C" "$NFG_S4" 7000 2
+nfg_assert_ok "room again after a close" nfg_wait_until 60 nfg_conn_open c5 "$NFG_NS_C" "$NFG_S4" 7000 10
 echo 1048576 >/sys/module/xt_kconnlimit/parameters/max_conns
 for id in c2 c3 c5; do nfg_conn_close $id; done
 nfg_ipt "$NFG_NS_R" nft 4 -F FORWARD

@@ -33,9 +33,9 @@ try() {
 	# nfg_conn_open builds "TCP4:ADDR:PORT" / "TCP6:[ADDR]:PORT": the bind
 	# option rides on the port
 	if [[ $dst == *:* ]]; then
-		nfg_conn_open "$id" "$NFG_NS_C" "$dst" "$port,bind=[$src]" 5
+		nfg_conn_open "$id" "$NFG_NS_C" "$dst" "$port,bind=[$src]" 30
 	else
-		nfg_conn_open "$id" "$NFG_NS_C" "$dst" "$port,bind=$src" 5
+		nfg_conn_open "$id" "$NFG_NS_C" "$dst" "$port,bind=$src" 30
 	fi
 }
 # open ID SRC DST: append 1 (allowed) or 0 (refused) to R.
