@@ -11,9 +11,9 @@
 #              nfg_mainline_run NAME.sh
 # Chosen selftests pass on stock Debian 6.1 and 6.12 guests in under 30 s.
 # Tried and left out: conntrack_icmp_related.sh (passes, 31-40 s), rpath.sh
-# (passes, 47 s on 6.12), nf_nat_edemux.sh (fails on stock 6.1: "socat cannot
-# connect to service via redirect"; the 6.12 test expects newer behaviour, not
-# investigated further).
+# (passes, 47 s on 6.12), xt_string.sh (passes, case 41-53 s), and
+# nf_nat_edemux.sh, which fails on stock 6.1 without any nfguard module too
+# ("socat cannot connect to service via redirect").
 
 nfg_mainline_rules() {
 	local t
