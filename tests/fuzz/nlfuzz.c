@@ -18,6 +18,8 @@
  *   unpriv     every mutating command, well formed, on the targets: each
  *              must fail with EPERM (run it in a user namespace without
  *              CAP_NET_ADMIN over the netns, or as an unprivileged user).
+ *   swap       ITERS swaps of the first two targets, each must succeed
+ *              (run two with the targets in opposite orders: lock order).
  *   dumpdestroy  ITERS times: create a set (family table's "scratch"),
  *              fill it, start a dump, read one chunk, destroy the set
  *              while the dump holds it, read on (the snapshot must stay
@@ -180,6 +182,8 @@ struct fz_family {
 			       unsigned int part);
 	unsigned int scratch_parts;
 	void (*scratch_destroy)(struct fz_ctx *c, struct fz_msg *m, const char *n);
+	/* swap mode: exchange the first two targets (a lock-order stressor) */
+	void (*swap)(struct fz_ctx *c, struct fz_msg *m);
 };
 
 struct fz_ctx {
@@ -526,6 +530,20 @@ static void rs_scratch_destroy(struct fz_ctx *c, struct fz_msg *m, const char *n
 	snprintf(m->what, sizeof(m->what), "destroy %s", n);
 }
 
+static void rs_swap(struct fz_ctx *c, struct fz_msg *m)
+{
+	const char *a = c->targets[0], *b = c->targets[1 % c->ntargets];
+	char na[64], nb[64];
+
+	snprintf(na, sizeof(na), "%.*s", (int)strcspn(a, ":"), a);
+	snprintf(nb, sizeof(nb), "%.*s", (int)strcspn(b, ":"), b);
+	m->nlh = msg_begin(c->buf, NFG_RS_CMD_SWAP, 0);
+	put_str(m->nlh, NFG_RS_A_NAME, na);
+	put_str(m->nlh, NFG_RS_A_NAME2, nb);
+	m->expect = FZ_ANY;
+	snprintf(m->what, sizeof(m->what), "swap %s %s", na, nb);
+}
+
 /* ---- the families ------------------------------------------------------------- */
 
 static const struct fz_family fz_families[] = {
@@ -543,6 +561,7 @@ static const struct fz_family fz_families[] = {
 		.scratch_create	= rs_scratch_create,
 		.scratch_parts	= 6,
 		.scratch_destroy = rs_scratch_destroy,
+		.swap		= rs_swap,
 	},
 };
 
@@ -638,6 +657,27 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 		return;
 	case 2:	/* an attribute shorter than its type */
 	case 3:	/* longer than its type */
+		if (kind == 3 && coin(50)) {
+			/*
+			 * A well-formed request on a real target with a second,
+			 * overlong copy of a string attribute (the last copy
+			 * is the one a handler reads).
+			 */
+			unsigned int len;
+
+			f->valid(c, m, rn(f->nvalid));
+			m->expect = FZ_REJECT;
+			do
+				d = &f->attrs[rn(f->nattrs)];
+			while (d->kind != K_STR);
+			len = d->maxlen + 1 + rn(64);
+			memset(junk, 'Z', len);
+			junk[len - 1] = 0;
+			put_raw(m->nlh, d->type, (uint16_t)len, junk, len);
+			snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
+				 " + attr %u of %u bytes", d->type, len);
+			return;
+		}
 		m->nlh = msg_begin(c->buf, cd->cmd, 0);
 		do
 			d = &f->attrs[rn(f->nattrs)];
@@ -674,6 +714,16 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 		}
 		return;
 	case 4:	/* attribute type beyond maxattr */
+		if (coin(60)) {
+			/* a well-formed request on a real target, plus it */
+			f->valid(c, m, rn(f->nvalid));
+			m->expect = FZ_REJECT;
+			t = f->maxattr + 1 + rn(100);
+			mnl_attr_put_u32(m->nlh, (uint16_t)t, (uint32_t)rnd());
+			snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
+				 " + unknown attr %u", t);
+			return;
+		}
 		m->nlh = msg_begin(c->buf, cd->cmd, 0);
 		absent_name(name, 16);
 		put_str(m->nlh, 1, name);
@@ -682,6 +732,25 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 		snprintf(m->what, sizeof(m->what), "cmd %u unknown attr %u", cd->cmd, t);
 		return;
 	case 5:	/* an attribute the command's policy does not list */
+		if (coin(60)) {
+			/* a well-formed request on a real target, plus it */
+			const struct genlmsghdr *g;
+
+			f->valid(c, m, rn(f->nvalid));
+			m->expect = FZ_REJECT;
+			g = mnl_nlmsg_get_payload(m->nlh);
+			for (i = 0; i < f->ncmds && f->cmds[i].cmd != g->cmd; i++)
+				;
+			if (i == f->ncmds)
+				return;
+			do
+				d = &f->attrs[rn(f->nattrs)];
+			while (f->cmds[i].allowed & B(d->type));
+			put_typed(m->nlh, d);
+			snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
+				 " + foreign attr %u", d->type);
+			return;
+		}
 		m->nlh = msg_begin(c->buf, cd->cmd, 0);
 		for (i = 0; i < f->nattrs; i++)
 			if (!(cd->allowed & B(f->attrs[i].type)))
@@ -884,7 +953,20 @@ static void state_check(const char *when)
 		return;
 	}
 	if (strcmp(now, fz_state0)) {
-		failf("%s: state changed; before:\n%s\nafter:\n%s", when, fz_state0, now);
+		const char *a = fz_state0, *b = now;
+		int shown = 0;
+
+		failf("%s: state changed (first differing lines, before < > after):", when);
+		while ((*a || *b) && shown < 6) {
+			size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+
+			if (la != lb || memcmp(a, b, la)) {
+				printf("  < %.*s\n  > %.*s\n", (int)la, a, (int)lb, b);
+				shown++;
+			}
+			a += la + (a[la] == '\n');
+			b += lb + (b[lb] == '\n');
+		}
 		/* go on comparing against the new state: report each change once */
 		free(fz_state0);
 		fz_state0 = now;
@@ -1162,6 +1244,25 @@ static void mode_dumpdestroy(struct fz_ctx *c, unsigned long iters)
 	printf("dumpdestroy: %lu sets destroyed while dumped\n", iters);
 }
 
+static void mode_swap(struct fz_ctx *c, unsigned long iters)
+{
+	unsigned long i;
+	struct fz_msg m;
+	int err;
+
+	for (i = 0; i < iters; i++) {
+		memset(&m, 0, sizeof(m));
+		c->fam->swap(c, &m);
+		err = exchange(c, &m);
+		if (err) {
+			failf("swap %lu: %s: %d", i, m.what, err);
+			return;
+		}
+	}
+	fz_pass++;
+	printf("swap: %lu swaps\n", iters);
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static int resolve_family(int fd, const char *name)
@@ -1196,7 +1297,7 @@ static int resolve_family(int fd, const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: nfg-nlfuzz [-f FAMILY] [-s SEED] [-n ITERS] [-b BATCH] "
-		"[-C CMD] [-t NAME:4|NAME:6]... fuzz|batch|abandon|unpriv|dumpdestroy\n");
+		"[-C CMD] [-t NAME:4|NAME:6]... fuzz|batch|abandon|unpriv|dumpdestroy|swap\n");
 	exit(2);
 }
 
@@ -1280,6 +1381,8 @@ int main(int argc, char **argv)
 		mode_unpriv(&c);
 	else if (!strcmp(mode, "dumpdestroy"))
 		mode_dumpdestroy(&c, iters);
+	else if (!strcmp(mode, "swap") && c.ntargets >= 2)
+		mode_swap(&c, iters);
 	else
 		usage();
 

@@ -14,7 +14,7 @@
 . "$NFG_TOP/tests/stress/knobs.sh"
 
 nfg_need nfg-nlfuzz nfguard unshare setpriv iptables-legacy ip6tables-nft
-iters=$(nfg_knob NFG_FUZZ_ITERS 1200)
+iters=$(nfg_knob NFG_FUZZ_ITERS 800)
 seed=$(nfg_knob NFG_FUZZ_SEED 20261203)
 nfg_log "iterations $iters seed $seed"
 live=/sys/module/xt_rangeset/parameters/live_objects
@@ -39,7 +39,9 @@ fuzz() { # name expected-output... -- args
 	shift
 	nfg_log "$what"
 	if ! "$@" >"$NFG_WORK/fuzz.out" 2>&1; then
-		sed 's/^/    | /' "$NFG_WORK/fuzz.out" | tail -n 40 >&2
+		head -n 1 "$NFG_WORK/fuzz.out" | sed 's/^/    | /' >&2
+		grep -m 3 -A 12 '^FAIL' "$NFG_WORK/fuzz.out" | sed 's/^/    | /' >&2
+		tail -n 1 "$NFG_WORK/fuzz.out" | sed 's/^/    | /' >&2
 		nfg_fail "$what: nfg-nlfuzz failed"
 	fi
 	tail -n 2 "$NFG_WORK/fuzz.out" | sed 's/^/    /'
@@ -54,7 +56,7 @@ same_state() {
 
 T=(-t fz4:4 -t fz6:6)
 fuzz "malformed requests" nfg-nlfuzz -s "$seed" -n "$iters" -b 100 -C "nfguard set save" "${T[@]}" fuzz
-fuzz "huge batch" nfg-nlfuzz -s "$((seed + 1))" -n 2000 -C "nfguard set save" "${T[@]}" batch
+fuzz "huge batch" nfg-nlfuzz -s "$((seed + 1))" -n "$iters" -C "nfguard set save" "${T[@]}" batch
 fuzz "abandoned dumps" nfg-nlfuzz -s "$seed" -n 40 -C "nfguard set save" -t big:4 abandon
 same_state "privileged passes"
 
