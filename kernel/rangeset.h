@@ -12,6 +12,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include "rangeset_core.h"
 
@@ -21,8 +22,9 @@ struct net;
  * A named set. Lifetime: refcounted. The netns list holds one reference
  * while the set is linked, every xt rule using it holds one (and counts
  * itself in @rules), and a running dump holds one. The last put frees the
- * tree at once and the rest after an RCU grace period; it never touches
- * the netns, so rules may be torn down after the netns is gone.
+ * tree at once (a dump's .done, which may run in softirq, hands that to
+ * @free_work instead) and the rest after an RCU grace period; it never
+ * touches the netns, so rules may be torn down after the netns is gone.
  */
 struct nfg_rangeset {
 	struct list_head	list;	/* nfg_rs_net.sets, under its mutex */
@@ -31,6 +33,7 @@ struct nfg_rangeset {
 	refcount_t		ref;
 	atomic_t		rules;	/* xt rules referencing the set */
 	struct nfg_rs_core	core;
+	struct work_struct	free_work;	/* last put from a dump's .done */
 	struct rcu_head		rcu;
 };
 

@@ -23,6 +23,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/netlink.h>
@@ -45,6 +46,11 @@ struct nfg_rs_net {
 
 static unsigned int nfg_rs_net_id __read_mostly;
 static struct genl_family nfg_rs_genl_family;
+/*
+ * Frees sets whose last reference a dump's .done dropped (see
+ * nfg_rs_put_deferred). Drained at netns exit and destroyed at module exit.
+ */
+static struct workqueue_struct *nfg_rs_free_wq;
 
 static struct nfg_rs_net *nfg_rs_pernet(const struct net *net)
 {
@@ -69,13 +75,35 @@ static void nfg_rs_free_rcu(struct rcu_head *head)
 	atomic_dec(&nfg_rs_live_objects);
 }
 
+static void nfg_rs_release(struct nfg_rangeset *set)
+{
+	nfg_rs_core_release(&set->core);
+	call_rcu(&set->rcu, nfg_rs_free_rcu);
+}
+
 /* Process context: the last put frees the tree (it may reschedule). */
 static void nfg_rs_put(struct nfg_rangeset *set)
 {
-	if (!refcount_dec_and_test(&set->ref))
-		return;
-	nfg_rs_core_release(&set->core);
-	call_rcu(&set->rcu, nfg_rs_free_rcu);
+	might_sleep();
+	if (refcount_dec_and_test(&set->ref))
+		nfg_rs_release(set);
+}
+
+static void nfg_rs_free_work(struct work_struct *work)
+{
+	nfg_rs_release(container_of(work, struct nfg_rangeset, free_work));
+}
+
+/*
+ * Any context: the last put hands the set to a work item. For a dump's
+ * .done: on 6.1 it runs from the socket destructor, which the last
+ * sock_put() may call in softirq, and a set destroyed while its dump ran
+ * would have its whole tree freed there.
+ */
+static void nfg_rs_put_deferred(struct nfg_rangeset *set)
+{
+	if (refcount_dec_and_test(&set->ref))
+		queue_work(nfg_rs_free_wq, &set->free_work);
 }
 
 static struct nfg_rangeset *nfg_rs_find(struct nfg_rs_net *nn, const char *name)
@@ -367,6 +395,7 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 	set->family = family;
 	refcount_set(&set->ref, 1);
 	atomic_set(&set->rules, 0);
+	INIT_WORK(&set->free_work, nfg_rs_free_work);
 
 	mutex_lock(&nn->lock);
 	if (nfg_rs_find(nn, name)) {
@@ -705,6 +734,7 @@ static int nfg_rs_list_start(struct netlink_callback *cb)
 	return 0;
 }
 
+/* May run in softirq (6.1: from the socket destructor); sleeps nowhere. */
 static int nfg_rs_list_done(struct netlink_callback *cb)
 {
 	struct nfg_rs_dump *d = nfg_rs_dump_ctx(cb);
@@ -712,7 +742,7 @@ static int nfg_rs_list_done(struct netlink_callback *cb)
 	nfg_rs_array_put(d->snap);
 	d->snap = NULL;
 	if (d->set)
-		nfg_rs_put(d->set);
+		nfg_rs_put_deferred(d->set);
 	d->set = NULL;
 	return 0;
 }
@@ -994,6 +1024,8 @@ static void __net_exit nfg_rs_net_exit(struct net *net)
 		list_del(&set->list);
 		nfg_rs_put(set);
 	}
+	/* Sets of this netns whose last dump ended: freed before we return. */
+	flush_workqueue(nfg_rs_free_wq);
 }
 
 static struct pernet_operations nfg_rs_net_ops = {
@@ -1010,9 +1042,14 @@ int __init nfg_rs_nl_init(void)
 	/* A longer name registers, then trips the fortify check in genl_ctrl. */
 	BUILD_BUG_ON(sizeof(NFG_RANGESET_GENL_NAME) > GENL_NAMSIZ);
 
+	nfg_rs_free_wq = alloc_workqueue("nfg_rs_free", 0, 0);
+	if (!nfg_rs_free_wq) {
+		err = -ENOMEM;
+		goto err_out;
+	}
 	err = register_pernet_subsys(&nfg_rs_net_ops);
 	if (err)
-		goto err_out;
+		goto err_wq;
 	err = genl_register_family(&nfg_rs_genl_family);
 	if (err)
 		goto err_pernet;
@@ -1020,6 +1057,8 @@ int __init nfg_rs_nl_init(void)
 
 err_pernet:
 	unregister_pernet_subsys(&nfg_rs_net_ops);
+err_wq:
+	destroy_workqueue(nfg_rs_free_wq);
 err_out:
 	return err;
 }
@@ -1028,6 +1067,8 @@ void nfg_rs_nl_exit(void)
 {
 	genl_unregister_family(&nfg_rs_genl_family);
 	unregister_pernet_subsys(&nfg_rs_net_ops);
+	/* Runs the pending frees (their call_rcu first), then goes away. */
+	destroy_workqueue(nfg_rs_free_wq);
 	/* nfg_rs_free_rcu() is module code */
 	rcu_barrier();
 	/* every set and array must have been released by now */
