@@ -178,4 +178,51 @@ enum nfg_syncookie_attr {
 };
 #define NFG_SC_A_MAX (__NFG_SC_A_MAX - 1)
 
+/* ---- rtcache ----------------------------------------------------------- */
+
+#define NFG_RTCACHE_GENL_NAME		"nfg_rtcache"
+#define NFG_RTCACHE_GENL_VERSION	1
+
+/*
+ * Everything applies to the caller's netns. STATS replies with one message
+ * (COUNT, MAX_ENTRIES and the per-CPU counter sums, as in
+ * /proc/net/stat/nfguard_rtcache). LIST is a dump: one message per cached
+ * route (FAMILY, DIR, SRC, DST, IIF, OIF, MARK, DSCP, AGE_MS, IDLE_MS);
+ * entries added or removed during the dump may or may not be seen. FLUSH
+ * drops every cached route ([FAMILY]: only that family) and replies with
+ * COUNT (entries dropped).
+ */
+enum nfg_rtcache_cmd {
+	NFG_RTC_CMD_UNSPEC,
+	NFG_RTC_CMD_STATS,	/* doit -> reply */
+	NFG_RTC_CMD_LIST,	/* dump */
+	NFG_RTC_CMD_FLUSH,	/* [FAMILY] -> reply with COUNT */
+	__NFG_RTC_CMD_MAX,
+};
+#define NFG_RTC_CMD_MAX (__NFG_RTC_CMD_MAX - 1)
+
+enum nfg_rtcache_attr {
+	NFG_RTC_A_UNSPEC,
+	NFG_RTC_A_FAMILY,	/* u8: NFPROTO_IPV4 or NFPROTO_IPV6 */
+	NFG_RTC_A_DIR,		/* u8: 0 original, 1 reply (conntrack direction) */
+	NFG_RTC_A_SRC,		/* binary, network byte order, 4 or 16 bytes */
+	NFG_RTC_A_DST,		/* binary, network byte order, 4 or 16 bytes */
+	NFG_RTC_A_IIF,		/* u32: input interface index the route was learnt on */
+	NFG_RTC_A_OIF,		/* u32: the route's device index */
+	NFG_RTC_A_MARK,		/* u32: skb mark when learnt */
+	NFG_RTC_A_DSCP,		/* u8: TOS/traffic class without ECN bits */
+	NFG_RTC_A_AGE_MS,	/* u32: since learnt */
+	NFG_RTC_A_IDLE_MS,	/* u32: since last used */
+	NFG_RTC_A_COUNT,	/* u32: entries (STATS), entries dropped (FLUSH) */
+	NFG_RTC_A_MAX_ENTRIES,	/* u32: the table's bound (module parameter) */
+	NFG_RTC_A_PAD,
+	NFG_RTC_A_HIT,		/* u64 counters (STATS), per-CPU sums */
+	NFG_RTC_A_MISS,
+	NFG_RTC_A_LEARN,
+	NFG_RTC_A_INVALID,
+	NFG_RTC_A_EVICT,
+	__NFG_RTC_A_MAX,
+};
+#define NFG_RTC_A_MAX (__NFG_RTC_A_MAX - 1)
+
 #endif /* _UAPI_NFGUARD_GENL_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nfguard RTCACHE: state shared by the target/hooks (rtcache_tg.c) and the
+ * genetlink control plane (rtcache_nl.c).
+ */
+#ifndef _NFG_RTCACHE_H
+#define _NFG_RTCACHE_H
+
+#include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
+#include <linux/rhashtable.h>
+#include <linux/workqueue.h>
+#include <net/netfilter/nf_conntrack_tuple.h>
+#include <net/netfilter/nf_conntrack_zones.h>
+
+#include "rtcache_core.h"
+
+/*
+ * One learnt route. Immutable once published in the table except
+ * @last_used; freed after an RCU grace period, and only then releases
+ * @dst (an skb may carry it without a reference inside a read section).
+ */
+struct nfg_rtc_entry {
+	struct rhash_head	node;
+	unsigned long		key;		/* nfg_rtc_hkey(ct, dir) */
+	struct dst_entry	*dst;		/* counted reference */
+	struct nfg_rtc_learnt	l;
+	struct nf_conntrack_tuple tuple;	/* original tuple, for the GC lookup */
+	struct nf_conntrack_zone zone;
+	u8			dir;		/* IP_CT_DIR_ORIGINAL / _REPLY */
+	unsigned long		learnt;		/* jiffies */
+	unsigned long		last_used;	/* jiffies of the last hit (racy, a hint) */
+	struct rcu_head		rcu;
+};
+
+/* Per-netns state (net_generic). */
+struct nfg_rtc_net {
+	struct rhashtable	table;		/* entries; rhashtable's own bucket locks */
+	struct nfg_rtc_stats __percpu *stats;
+	struct net		*net;
+	struct nf_hook_ops	ops[2];		/* PREROUTING, IPv4 and IPv6; priv = this */
+	/* Protects @rules, @hooked and @dead (control plane only). */
+	struct mutex		lock;
+	unsigned int		rules[2];	/* RTCACHE rules per family (0 IPv4, 1 IPv6) */
+	bool			hooked[2];
+	bool			dead;		/* netns exit ran: no hooks, no GC */
+	struct delayed_work	gc;
+	/* Only the GC work uses it (one instance at a time). */
+	struct rhashtable_iter	gc_iter;
+};
+
+extern const struct rhashtable_params nfg_rtc_params;
+extern atomic_t nfg_rtc_live_entries;
+
+struct nfg_rtc_net *nfg_rtc_pernet(struct net *net);
+void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum);
+unsigned int nfg_rtc_flush(struct nfg_rtc_net *rn, u8 family);
+unsigned int nfg_rtc_max_entries(void);
+
+int nfg_rtc_nl_init(void);
+void nfg_rtc_nl_exit(void);
+
+#endif /* _NFG_RTCACHE_H */

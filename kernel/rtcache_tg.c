@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard RTCACHE: xtables target "RTCACHE" (IPv4 and IPv6), the per-netns
+ * PREROUTING hooks that hand out cached routes, the GC, the netdev
+ * notifier, /proc/net/stat/nfguard_rtcache and module init/exit.
+ *
+ *   -t mangle|filter -A FORWARD|INPUT ... -j RTCACHE
+ *
+ * See the theory of operation in rtcache_core.c. Packet paths: the hook
+ * reads the table under RCU (rhashtable lookup, no lock); learning and
+ * dropping stale entries take only the rhashtable's per-bucket lock;
+ * counters are per-CPU. The per-netns mutex is control plane only.
+ */
+#include "nfg_compat.h"
+
+#include <linux/kernel.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/netfilter/x_tables.h>
+#include <linux/proc_fs.h>
+#include <linux/rhashtable.h>
+#include <linux/seq_file.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/dsfield.h>
+#include <net/dst.h>
+#include <net/dst_metadata.h>
+#include <net/genetlink.h>
+#include <net/ip6_fib.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/xfrm.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_core.h>
+#include <net/netfilter/nf_conntrack_zones.h>
+#include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_RTCACHE.h>
+
+#include "rtcache.h"
+
+#define NFG_RTC_PROC_NAME	"nfguard_rtcache"
+#define NFG_RTC_GC_INTERVAL	HZ		/* between GC rounds */
+#define NFG_RTC_GC_BUDGET	1024		/* entries examined per round */
+#define NFG_RTC_GC_MIN_AGE	HZ		/* younger entries' conntrack may be unconfirmed */
+#define NFG_RTC_IDLE_EVICT	HZ		/* idle time before eviction under pressure */
+
+static unsigned int max_entries = NFG_RTC_DEFAULT_MAX_ENTRIES;
+module_param(max_entries, uint, 0644);
+MODULE_PARM_DESC(max_entries, "bound of each netns's route cache (16..16777216, default 65536)");
+
+atomic_t nfg_rtc_live_entries = ATOMIC_INIT(0);
+static unsigned int nfg_rtc_net_id __read_mostly;
+
+const struct rhashtable_params nfg_rtc_params = {
+	.head_offset		= offsetof(struct nfg_rtc_entry, node),
+	.key_offset		= offsetof(struct nfg_rtc_entry, key),
+	.key_len		= sizeof(unsigned long),
+	.automatic_shrinking	= true,
+};
+
+struct nfg_rtc_net *nfg_rtc_pernet(struct net *net)
+{
+	return net_generic(net, nfg_rtc_net_id);
+}
+
+unsigned int nfg_rtc_max_entries(void)
+{
+	return nfg_rtc_clamp_max(READ_ONCE(max_entries));
+}
+
+static unsigned int nfg_rtc_fam_idx(u8 family)
+{
+	return family == NFPROTO_IPV6;
+}
+
+/* ---- entries ----------------------------------------------------------- */
+
+static void nfg_rtc_entry_free(struct nfg_rtc_entry *e)
+{
+	dst_release(e->dst);
+	kfree(e);
+	atomic_dec(&nfg_rtc_live_entries);
+}
+
+static void nfg_rtc_entry_free_rcu(struct rcu_head *head)
+{
+	nfg_rtc_entry_free(container_of(head, struct nfg_rtc_entry, rcu));
+}
+
+/* Remove @e if it is still in the table; whoever removes it frees it. */
+static bool nfg_rtc_entry_drop(struct nfg_rtc_net *rn, struct nfg_rtc_entry *e)
+{
+	if (rhashtable_remove_fast(&rn->table, &e->node, nfg_rtc_params))
+		return false;
+	call_rcu(&e->rcu, nfg_rtc_entry_free_rcu);
+	return true;
+}
+
+static u8 nfg_rtc_entry_family(const struct nfg_rtc_entry *e)
+{
+	return e->l.keys.family;
+}
+
+/*
+ * Drop every entry for which @pred says so (NULL: all). Any context that
+ * may sleep; concurrent walkers and packet paths are fine (removal is
+ * decided by rhashtable_remove_fast()).
+ */
+static unsigned int nfg_rtc_purge(struct nfg_rtc_net *rn,
+				  bool (*pred)(const struct nfg_rtc_entry *e,
+					       const void *arg),
+				  const void *arg)
+{
+	struct rhashtable_iter iter;
+	struct nfg_rtc_entry *e;
+	unsigned int n = 0;
+
+	rhashtable_walk_enter(&rn->table, &iter);
+	rhashtable_walk_start(&iter);
+	while ((e = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(e)) {
+			if (PTR_ERR(e) == -EAGAIN)
+				continue;
+			break;
+		}
+		if ((!pred || pred(e, arg)) && nfg_rtc_entry_drop(rn, e))
+			n++;
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	return n;
+}
+
+static bool nfg_rtc_is_family(const struct nfg_rtc_entry *e, const void *arg)
+{
+	return nfg_rtc_entry_family(e) == *(const u8 *)arg;
+}
+
+/* Drop all entries of @family (0: every family); returns how many. */
+unsigned int nfg_rtc_flush(struct nfg_rtc_net *rn, u8 family)
+{
+	if (!family)
+		return nfg_rtc_purge(rn, NULL, NULL);
+	return nfg_rtc_purge(rn, nfg_rtc_is_family, &family);
+}
+
+void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu)
+		nfg_rtc_stats_add(sum, per_cpu_ptr(rn->stats, cpu));
+}
+
+/* ---- what is never cached ----------------------------------------------- */
+
+/* Checks common to the hook and the target: the packet and its conntrack. */
+static u32 nfg_rtc_skip_skb(const struct sk_buff *skb, const struct nf_conn *ct)
+{
+	u32 skip = 0;
+
+	if (!ct || nf_ct_is_template(ct))
+		return NFG_RTC_SKIP_UNTRACKED;
+	if (test_bit(IPS_OFFLOAD_BIT, &ct->status))
+		skip |= NFG_RTC_SKIP_OFFLOAD;
+	if (skb->pkt_type != PACKET_HOST)
+		skip |= NFG_RTC_SKIP_MCAST;
+	if (secpath_exists(skb))
+		skip |= NFG_RTC_SKIP_XFRM;
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	if (nf_bridge_info_exists(skb))
+		skip |= NFG_RTC_SKIP_BRIDGED;
+#endif
+	return skip;
+}
+
+/* The target's extra checks: the route the packet got. */
+static u32 nfg_rtc_skip_dst(const struct sk_buff *skb, u8 family)
+{
+	const struct dst_entry *dst = skb_dst(skb);
+	u32 skip = 0;
+
+	if (!dst)
+		return NFG_RTC_SKIP_NOROUTE;
+	if (skb_metadata_dst(skb))
+		return NFG_RTC_SKIP_METADATA;
+	if (dst_xfrm(dst))
+		skip |= NFG_RTC_SKIP_XFRM;
+	/*
+	 * Only routes that dst_check() validates through ->check() (IPv4 and
+	 * IPv6 routes are allocated so): NONE could never be found stale,
+	 * DEAD/KILL already are.
+	 */
+	if (dst->obsolete != DST_OBSOLETE_FORCE_CHK)
+		skip |= NFG_RTC_SKIP_NOROUTE;
+	if (family == NFPROTO_IPV4) {
+		const struct rtable *rt = skb_rtable(skb);
+
+		if (!rt_is_input_route(rt))
+			skip |= NFG_RTC_SKIP_NOROUTE;
+		if (rt->rt_flags & (RTCF_MULTICAST | RTCF_BROADCAST) ||
+		    rt->rt_type == RTN_MULTICAST ||
+		    rt->rt_type == RTN_BROADCAST)
+			skip |= NFG_RTC_SKIP_MCAST;
+	} else {
+		if (ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr))
+			skip |= NFG_RTC_SKIP_MCAST;
+	}
+	return skip;
+}
+
+/* The validation keys of a packet, as its headers and skb say now. */
+static bool nfg_rtc_pkt_keys(const struct sk_buff *skb, u8 family,
+			     const struct net_device *in,
+			     struct nfg_rtc_keys *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->mark = skb->mark;
+	k->iif = in ? in->ifindex : 0;
+	if (family == NFPROTO_IPV4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (ipv4_is_multicast(iph->daddr) || ipv4_is_lbcast(iph->daddr))
+			return false;
+		k->saddr[0] = iph->saddr;
+		k->daddr[0] = iph->daddr;
+		k->dscp = iph->tos & NFG_RTC_DSCP_MASK;
+	} else {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		if (ipv6_addr_is_multicast(&ip6h->daddr))
+			return false;
+		memcpy(k->saddr, &ip6h->saddr, sizeof(k->saddr));
+		memcpy(k->daddr, &ip6h->daddr, sizeof(k->daddr));
+		k->dscp = ipv6_get_dsfield(ip6h) & NFG_RTC_DSCP_MASK;
+	}
+	return true;
+}
+
+/* ---- PREROUTING: hand out the cached route ------------------------------ */
+
+static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	struct nfg_rtc_net *rn = priv;
+	struct nfg_rtc_entry *e;
+	enum ip_conntrack_info ctinfo;
+	struct nfg_rtc_keys k;
+	struct dst_entry *dst;
+	struct nf_conn *ct;
+	unsigned long key;
+
+	/* A tunnel's metadata dst, or a route someone already chose. */
+	if (skb_dst(skb))
+		return NF_ACCEPT;
+	ct = nf_ct_get(skb, &ctinfo);
+	if (nfg_rtc_skip_skb(skb, ct))
+		return NF_ACCEPT;
+	if (!nfg_rtc_pkt_keys(skb, state->pf, state->in, &k))
+		return NF_ACCEPT;
+
+	key = nfg_rtc_hkey(ct, CTINFO2DIR(ctinfo));
+	e = rhashtable_lookup(&rn->table, &key, nfg_rtc_params);
+	if (!e) {
+		this_cpu_inc(rn->stats->miss);
+		return NF_ACCEPT;
+	}
+	if (nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k) == NFG_RTC_HIT) {
+		dst = dst_check(e->dst, e->l.cookie);
+		if (dst) {
+			unsigned long now = jiffies;
+
+			skb_dst_set_noref(skb, dst);
+			/* Write only when it changes: no cache line ping-pong. */
+			if (READ_ONCE(e->last_used) != now)
+				WRITE_ONCE(e->last_used, now);
+			this_cpu_inc(rn->stats->hit);
+			return NF_ACCEPT;
+		}
+	}
+	/* Stale: the normal lookup runs and the target learns again. */
+	nfg_rtc_entry_drop(rn, e);
+	this_cpu_inc(rn->stats->invalid);
+	return NF_ACCEPT;
+}
+
+/* ---- the target: learn the route the packet got ------------------------- */
+
+static unsigned int nfg_rtc_tg(struct sk_buff *skb,
+			       const struct xt_action_param *par)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(xt_net(par));
+	u8 family = xt_family(par);
+	struct nfg_rtc_entry *e, *old;
+	enum ip_conntrack_info ctinfo;
+	struct dst_entry *dst;
+	struct nfg_rtc_keys k;
+	struct nf_conn *ct;
+	unsigned long key;
+
+	ct = nf_ct_get(skb, &ctinfo);
+	if (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dst(skb, family))
+		return XT_CONTINUE;
+	if (!nfg_rtc_pkt_keys(skb, family, xt_in(par), &k))
+		return XT_CONTINUE;
+	dst = skb_dst(skb);
+	key = nfg_rtc_hkey(ct, CTINFO2DIR(ctinfo));
+
+	/* The common case: this packet got its route from this very entry. */
+	old = rhashtable_lookup(&rn->table, &key, nfg_rtc_params);
+	if (old && old->dst == dst && nfg_rtc_keys_equal(&old->l.keys, &k))
+		return XT_CONTINUE;
+	if (READ_ONCE(rn->dead))
+		return XT_CONTINUE;
+	if (!old && !nfg_rtc_admit(atomic_read(&rn->table.nelems),
+				   nfg_rtc_max_entries())) {
+		this_cpu_inc(rn->stats->evict);
+		return XT_CONTINUE;
+	}
+
+	e = kmalloc(sizeof(*e), GFP_ATOMIC);
+	if (!e)
+		return XT_CONTINUE;
+	if (!dst_hold_safe(dst)) {
+		kfree(e);
+		return XT_CONTINUE;
+	}
+	atomic_inc(&nfg_rtc_live_entries);
+	e->key = key;
+	e->dst = dst;
+	e->l.keys = k;
+	e->l.ct_id = nf_ct_get_id(ct);
+	e->l.cookie = family == NFPROTO_IPV6 ?
+		      rt6_get_cookie(container_of(dst, struct rt6_info, dst)) : 0;
+	e->tuple = ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	e->zone = *nf_ct_zone(ct);
+	e->dir = CTINFO2DIR(ctinfo);
+	e->learnt = jiffies;
+	e->last_used = e->learnt;
+
+	old = rhashtable_lookup_get_insert_fast(&rn->table, &e->node,
+						nfg_rtc_params);
+	if (old) {
+		/* A stale or different route for the same flow: replace it. */
+		if (IS_ERR(old) ||
+		    rhashtable_replace_fast(&rn->table, &old->node, &e->node,
+					    nfg_rtc_params)) {
+			nfg_rtc_entry_free(e);	/* never published */
+			return XT_CONTINUE;
+		}
+		call_rcu(&old->rcu, nfg_rtc_entry_free_rcu);
+	}
+	this_cpu_inc(rn->stats->learn);
+	return XT_CONTINUE;
+}
+
+/* ---- rules: hooks exist only in netns with RTCACHE rules --------------- */
+
+static int nfg_rtc_rule_get(struct net *net, u8 family)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(net);
+	unsigned int i = nfg_rtc_fam_idx(family);
+	int err = 0;
+
+	mutex_lock(&rn->lock);
+	if (rn->dead) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (!rn->rules[i]) {
+		err = nf_register_net_hook(net, &rn->ops[i]);
+		if (err)
+			goto out;
+		rn->hooked[i] = true;
+		if (!rn->rules[!i])
+			queue_delayed_work(system_power_efficient_wq, &rn->gc,
+					   NFG_RTC_GC_INTERVAL);
+	}
+	rn->rules[i]++;
+out:
+	mutex_unlock(&rn->lock);
+	return err;
+}
+
+static void nfg_rtc_rule_put(struct net *net, u8 family)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(net);
+	unsigned int i = nfg_rtc_fam_idx(family);
+	bool last;
+
+	mutex_lock(&rn->lock);
+	if (WARN_ON_ONCE(!rn->rules[i]))
+		goto out;
+	last = --rn->rules[i] == 0;
+	if (last && rn->hooked[i]) {
+		nf_unregister_net_hook(net, &rn->ops[i]);
+		rn->hooked[i] = false;
+	}
+	/* The family's routes go with its last rule: no reference left behind. */
+	if (last && !rn->dead)
+		nfg_rtc_flush(rn, family);
+out:
+	mutex_unlock(&rn->lock);
+}
+
+static int nfg_rtc_tg_check(const struct xt_tgchk_param *par)
+{
+	const struct xt_rtcache_tginfo *info = par->targinfo;
+	unsigned int bad_hooks = par->hook_mask &
+				 ~((1 << NF_INET_FORWARD) | (1 << NF_INET_LOCAL_IN));
+	int err;
+
+	if (info->flags & ~XT_RTCACHE_FLAGS_ALL || info->pad) {
+		pr_info_ratelimited("RTCACHE: unknown flags 0x%x\n", info->flags);
+		return -EINVAL;
+	}
+	if (strcmp(par->table, "mangle") && strcmp(par->table, "filter")) {
+		pr_info_ratelimited("RTCACHE: only valid in the mangle or filter table, not %s\n",
+				    par->table);
+		return -EINVAL;
+	}
+	/* 0: an nft non-base chain, checked against .hooks when linked. */
+	if (bad_hooks) {
+		pr_info_ratelimited("RTCACHE: only valid in FORWARD or INPUT (hook mask 0x%x)\n",
+				    par->hook_mask);
+		return -EINVAL;
+	}
+	err = nf_ct_netns_get(par->net, par->family);
+	if (err) {
+		pr_info_ratelimited("RTCACHE: cannot load conntrack for family %u\n",
+				    par->family);
+		return err;
+	}
+	err = nfg_rtc_rule_get(par->net, par->family);
+	if (err) {
+		nf_ct_netns_put(par->net, par->family);
+		pr_info_ratelimited("RTCACHE: cannot register the PREROUTING hook: %d\n",
+				    err);
+		return err;
+	}
+	return 0;
+}
+
+static void nfg_rtc_tg_destroy(const struct xt_tgdtor_param *par)
+{
+	nfg_rtc_rule_put(par->net, par->family);
+	nf_ct_netns_put(par->net, par->family);
+}
+
+static struct xt_target nfg_rtc_tg_reg[] __read_mostly = {
+	{
+		.name		= "RTCACHE",
+		.revision	= 0,
+		.family		= NFPROTO_IPV4,
+		.hooks		= (1 << NF_INET_FORWARD) | (1 << NF_INET_LOCAL_IN),
+		.checkentry	= nfg_rtc_tg_check,
+		.target		= nfg_rtc_tg,
+		.destroy	= nfg_rtc_tg_destroy,
+		.targetsize	= sizeof(struct xt_rtcache_tginfo),
+		.me		= THIS_MODULE,
+	},
+	{
+		.name		= "RTCACHE",
+		.revision	= 0,
+		.family		= NFPROTO_IPV6,
+		.hooks		= (1 << NF_INET_FORWARD) | (1 << NF_INET_LOCAL_IN),
+		.checkentry	= nfg_rtc_tg_check,
+		.target		= nfg_rtc_tg,
+		.destroy	= nfg_rtc_tg_destroy,
+		.targetsize	= sizeof(struct xt_rtcache_tginfo),
+		.me		= THIS_MODULE,
+	},
+};
+
+/* ---- GC: entries die with their conntrack ------------------------------ */
+
+/* Does the entry's conntrack still exist, as the same connection? */
+static bool nfg_rtc_ct_alive(struct net *net, const struct nfg_rtc_entry *e)
+{
+	const struct nf_conntrack_tuple_hash *h;
+	struct nf_conn *ct;
+	bool alive;
+
+	h = nf_conntrack_find_get(net, &e->zone, &e->tuple);
+	if (!h)
+		return false;
+	ct = nf_ct_tuplehash_to_ctrack(h);
+	alive = nfg_rtc_hkey(ct, e->dir) == e->key && !nf_ct_is_dying(ct) &&
+		nf_ct_get_id(ct) == e->l.ct_id;
+	nf_ct_put(ct);
+	return alive;
+}
+
+static void nfg_rtc_gc_work(struct work_struct *work)
+{
+	struct nfg_rtc_net *rn = container_of(to_delayed_work(work),
+					      struct nfg_rtc_net, gc);
+	unsigned int max = nfg_rtc_max_entries(), budget = NFG_RTC_GC_BUDGET;
+	unsigned long delay = NFG_RTC_GC_INTERVAL;
+	struct nfg_rtc_entry *e;
+	u32 now = jiffies;
+	bool drop;
+
+	rhashtable_walk_start(&rn->gc_iter);
+	while (budget) {
+		e = rhashtable_walk_next(&rn->gc_iter);
+		if (!e) {
+			/* End of a round: rewind for the next one. */
+			rhashtable_walk_stop(&rn->gc_iter);
+			rhashtable_walk_exit(&rn->gc_iter);
+			rhashtable_walk_enter(&rn->table, &rn->gc_iter);
+			goto resched;
+		}
+		if (IS_ERR(e))
+			continue;
+		budget--;
+		drop = false;
+		if (nfg_rtc_gc_evict(atomic_read(&rn->table.nelems), max, now,
+				     (u32)READ_ONCE(e->last_used),
+				     NFG_RTC_IDLE_EVICT)) {
+			if (nfg_rtc_entry_drop(rn, e))
+				this_cpu_inc(rn->stats->evict);
+			continue;
+		}
+		if (time_after(jiffies, e->learnt + NFG_RTC_GC_MIN_AGE) &&
+		    !nfg_rtc_ct_alive(rn->net, e))
+			drop = true;
+		if (drop)
+			nfg_rtc_entry_drop(rn, e);
+	}
+	rhashtable_walk_stop(&rn->gc_iter);
+	/* Budget used up before the end: more to examine soon. */
+	delay = HZ / 10;
+resched:
+	mutex_lock(&rn->lock);
+	if (!rn->dead && (rn->rules[0] || rn->rules[1] ||
+			  atomic_read(&rn->table.nelems)))
+		queue_delayed_work(system_power_efficient_wq, &rn->gc, delay);
+	mutex_unlock(&rn->lock);
+}
+
+/* ---- netdev events: an interface's routes go with it ------------------- */
+
+static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
+{
+	const struct net_device *dev = arg;
+
+	return e->l.keys.iif == dev->ifindex || e->dst->dev == dev;
+}
+
+static int nfg_rtc_netdev_event(struct notifier_block *nb,
+				unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	switch (event) {
+	case NETDEV_DOWN:
+	case NETDEV_UNREGISTER:
+		nfg_rtc_purge(nfg_rtc_pernet(dev_net(dev)), nfg_rtc_uses_dev,
+			      dev);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block nfg_rtc_netdev_nb = {
+	.notifier_call	= nfg_rtc_netdev_event,
+};
+
+/* ---- /proc/net/stat/nfguard_rtcache ------------------------------------ */
+
+static int nfg_rtc_proc_show(struct seq_file *seq, void *v)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(seq_file_single_net(seq));
+	const struct nfg_rtc_stats *s;
+	struct nfg_rtc_stats sum;
+	int cpu;
+
+	seq_printf(seq, "entries %u max_entries %u live_entries %d\n",
+		   atomic_read(&rn->table.nelems), nfg_rtc_max_entries(),
+		   atomic_read(&nfg_rtc_live_entries));
+	seq_puts(seq, "cpu hit miss learn invalid evict\n");
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(rn->stats, cpu);
+		seq_printf(seq, "%d %llu %llu %llu %llu %llu\n", cpu, s->hit,
+			   s->miss, s->learn, s->invalid, s->evict);
+	}
+	nfg_rtc_stats_sum(rn, &sum);
+	seq_printf(seq, "total %llu %llu %llu %llu %llu\n", sum.hit, sum.miss,
+		   sum.learn, sum.invalid, sum.evict);
+	return 0;
+}
+
+/* ---- per-netns state ----------------------------------------------------- */
+
+static int __net_init nfg_rtc_net_init(struct net *net)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(net);
+	unsigned int i;
+	int err;
+
+	rn->net = net;
+	mutex_init(&rn->lock);
+	INIT_DELAYED_WORK(&rn->gc, nfg_rtc_gc_work);
+	for (i = 0; i < 2; i++) {
+		rn->ops[i].hook = nfg_rtc_hook;
+		rn->ops[i].priv = rn;
+		rn->ops[i].pf = i ? NFPROTO_IPV6 : NFPROTO_IPV4;
+		rn->ops[i].hooknum = NF_INET_PRE_ROUTING;
+		/* After conntrack, mangle and DNAT; routing follows the hooks. */
+		rn->ops[i].priority = i ? NF_IP6_PRI_LAST : NF_IP_PRI_LAST;
+	}
+	rn->stats = alloc_percpu(struct nfg_rtc_stats);
+	if (!rn->stats) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+	err = rhashtable_init(&rn->table, &nfg_rtc_params);
+	if (err)
+		goto err_stats;
+	rhashtable_walk_enter(&rn->table, &rn->gc_iter);
+	if (!proc_create_net_single(NFG_RTC_PROC_NAME, 0444, net->proc_net_stat,
+				    nfg_rtc_proc_show, NULL)) {
+		err = -ENOMEM;
+		goto err_table;
+	}
+	return 0;
+
+err_table:
+	rhashtable_walk_exit(&rn->gc_iter);
+	rhashtable_destroy(&rn->table);
+err_stats:
+	free_percpu(rn->stats);
+err_out:
+	return err;
+}
+
+static void __net_exit nfg_rtc_net_exit(struct net *net)
+{
+	struct nfg_rtc_net *rn = nfg_rtc_pernet(net);
+	unsigned int i;
+
+	remove_proc_entry(NFG_RTC_PROC_NAME, net->proc_net_stat);
+	mutex_lock(&rn->lock);
+	rn->dead = true;
+	for (i = 0; i < 2; i++) {
+		if (rn->hooked[i]) {
+			nf_unregister_net_hook(net, &rn->ops[i]);
+			rn->hooked[i] = false;
+		}
+	}
+	mutex_unlock(&rn->lock);
+	cancel_delayed_work_sync(&rn->gc);
+	/*
+	 * Rules still referencing the target are destroyed later (their
+	 * tables' netns exit); they find @dead set and learn nothing more.
+	 */
+	nfg_rtc_flush(rn, 0);
+	rhashtable_walk_exit(&rn->gc_iter);
+	rhashtable_destroy(&rn->table);
+	free_percpu(rn->stats);
+}
+
+static struct pernet_operations nfg_rtc_net_ops = {
+	.init	= nfg_rtc_net_init,
+	.exit	= nfg_rtc_net_exit,
+	.id	= &nfg_rtc_net_id,
+	.size	= sizeof(struct nfg_rtc_net),
+};
+
+/* ---- module -------------------------------------------------------------- */
+
+static int __init nfg_rtc_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&nfg_rtc_net_ops);
+	if (err)
+		goto err_out;
+	err = register_netdevice_notifier(&nfg_rtc_netdev_nb);
+	if (err)
+		goto err_pernet;
+	err = nfg_rtc_nl_init();
+	if (err)
+		goto err_notifier;
+	err = xt_register_targets(nfg_rtc_tg_reg, ARRAY_SIZE(nfg_rtc_tg_reg));
+	if (err)
+		goto err_nl;
+	return 0;
+
+err_nl:
+	nfg_rtc_nl_exit();
+err_notifier:
+	unregister_netdevice_notifier(&nfg_rtc_netdev_nb);
+err_pernet:
+	unregister_pernet_subsys(&nfg_rtc_net_ops);
+err_out:
+	return err;
+}
+
+static void __exit nfg_rtc_exit(void)
+{
+	xt_unregister_targets(nfg_rtc_tg_reg, ARRAY_SIZE(nfg_rtc_tg_reg));
+	nfg_rtc_nl_exit();
+	unregister_netdevice_notifier(&nfg_rtc_netdev_nb);
+	unregister_pernet_subsys(&nfg_rtc_net_ops);
+	/* Entries freed after a grace period run our code: wait for them. */
+	rcu_barrier();
+}
+
+/* Read-only: entries (each holding one route reference) in all netns. */
+static int nfg_rtc_live_entries_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&nfg_rtc_live_entries));
+}
+
+static const struct kernel_param_ops nfg_rtc_live_entries_ops = {
+	.get	= nfg_rtc_live_entries_get,
+};
+module_param_cb(live_entries, &nfg_rtc_live_entries_ops, NULL, 0444);
+MODULE_PARM_DESC(live_entries, "cached routes currently held, all netns (each holds one dst reference)");
+
+module_init(nfg_rtc_init);
+module_exit(nfg_rtc_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("nfguard: per-conntrack input route cache for forwarded flows");
+MODULE_ALIAS("ipt_RTCACHE");
+MODULE_ALIAS("ip6t_RTCACHE");
+MODULE_ALIAS_GENL_FAMILY(NFG_RTCACHE_GENL_NAME);
