@@ -24,6 +24,10 @@ void usage_syncookie(FILE *f);
 int cmd_kconnlimit(int argc, char **argv);
 void usage_kconnlimit(FILE *f);
 
+/* rtcache.c */
+int cmd_rtcache(int argc, char **argv);
+void usage_rtcache(FILE *f);
+
 void cli_err(const char *what, const char *fmt, ...)
 {
 	va_list ap;
@@ -116,12 +120,15 @@ static void usage(FILE *f)
 		"  set      named IPv4/IPv6 range sets for -m rangeset\n"
 		"  syncookie   the SYNCOOKIE target: stats, allowlist, secret\n"
 		"  kconnlimit  tables of -m kconnlimit rules: list, top\n"
+		"  rtcache     the RTCACHE route cache: stats, list, flush\n"
 		"\n");
 	usage_set(f);
 	fputc('\n', f);
 	usage_syncookie(f);
 	fputc('\n', f);
 	usage_kconnlimit(f);
+	fputc('\n', f);
+	usage_rtcache(f);
 	fprintf(f, "\nSee nfguard(8).\n");
 }
 
@@ -132,6 +139,7 @@ static const struct {
 	{ "set", cmd_set },
 	{ "syncookie", cmd_syncookie },
 	{ "kconnlimit", cmd_kconnlimit },
+	{ "rtcache", cmd_rtcache },
 };
 
 int main(int argc, char **argv)
