@@ -1,0 +1,150 @@
+#!/bin/bash
+# Build (or reuse) the nfguard debug kernel: Debian's linux-source-6.12 with
+# tests/debug/debug.config (lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, generic
+# KASAN, kmemleak, netfilter built in) on top of allnoconfig.
+#
+# usage: tests/debug/build-kernel.sh
+#
+# Cache: $NFG_DEBUG_KCACHE (default /var/cache/nfguard/debug-kernel)/KEY/, KEY =
+# hash of the fragment, the linux-source-6.12 package version, the compiler
+# version and this script's RECIPE number. The work tree is laid anew for each
+# session while the machine is kept, so the kernel lives outside it and a
+# second run with the same key reuses it (no rebuild). KEY/ holds:
+#   src/                                   the unpacked kernel source
+#   root/boot/vmlinuz-ABI, config-ABI, System.map-ABI
+#   root/lib/modules/ABI/                  modules_install + depmod
+#   root/usr/src/linux-headers-ABI/        the O= build tree (Module.symvers):
+#                                          make -C it M=DIR modules works
+#   build.log, build.secs, done
+# ABI is the kernel release, 6.12.N-nfgdebug. Then links
+# build/kernels/ABI -> KEY/root in the work tree (where run.sh and the Makefile
+# look for kernels) and writes ABI to build/debug/kabi.
+#
+# Builds run under `nice -n 19` (other engineers' VM tests share the cores),
+# with NFG_DEBUG_JOBS (default 2) jobs. Fails loudly when an option of the
+# fragment did not make it into the final .config (unmet dependency).
+set -euo pipefail
+
+RECIPE=1 # bump when the build/layout steps below change
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+frag=${NFG_DEBUG_FRAGMENT:-$here/debug.config} # (another fragment: experiments only)
+cache=${NFG_DEBUG_KCACHE:-/var/cache/nfguard/debug-kernel}
+jobs=${NFG_DEBUG_JOBS:-2}
+pkg=linux-source-6.12
+tarball=/usr/src/linux-source-6.12.tar.xz
+
+say() { echo "build-kernel: $*"; }
+die() { echo "build-kernel: error: $*" >&2; exit 1; }
+[ $# -eq 0 ] || { sed -n '2,/^set -e/{/^set -e/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+
+# ---- the source package and the build tools --------------------------------
+need_pkgs=()
+dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need_pkgs+=("$pkg")
+for t in gcc:gcc make:make flex:flex bison:bison bc:bc depmod:kmod xz:xz-utils; do
+	command -v "${t%%:*}" >/dev/null || need_pkgs+=("${t#*:}")
+done
+[ -e /usr/include/libelf.h ] || need_pkgs+=(libelf-dev) # objtool
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+	say "installing ${need_pkgs[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "${need_pkgs[@]}" >/dev/null ||
+		die "apt-get install ${need_pkgs[*]} failed (apt-get update first?)"
+fi
+[ -r "$tarball" ] || die "$tarball missing although $pkg is installed"
+pkgver=$(dpkg-query -W -f='${Version}' "$pkg")
+ccver=$(gcc --version | head -n 1)
+
+key=$({
+	echo "recipe $RECIPE"
+	echo "$pkg $pkgver"
+	echo "$ccver"
+	cat "$frag"
+} | sha256sum | cut -c1-16)
+dir=$cache/$key
+
+# ABI from the source version and the fragment's LOCALVERSION (checked against
+# the built tree's kernelrelease below).
+localver=$(sed -n 's/^CONFIG_LOCALVERSION="\(.*\)"$/\1/p' "$frag")
+[ -n "$localver" ] || die "$frag sets no CONFIG_LOCALVERSION"
+upstream=${pkgver%%-*}
+abi=$upstream$localver
+root=$dir/root
+obj=$root/usr/src/linux-headers-$abi
+
+mkdir -p "$cache"
+exec 9>"$cache/$key.lock"
+flock -n 9 || { say "waiting for another build of $key"; flock 9; }
+
+# ---- verify: every line of the fragment is in .config as written -----------
+verify_config() { # $1 = .config
+	local line sym bad=0
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$1" && continue
+			sym=${line%%=*}
+			echo "  wanted $line, got: $(grep -E "^($sym=|# $sym is not set)" "$1" || echo '(absent: unmet dependency)')" >&2
+			bad=1
+			;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }
+			sym=${sym%% *}
+			grep -q "^$sym=" "$1" || continue
+			echo "  wanted $sym unset, got: $(grep "^$sym=" "$1")" >&2
+			bad=1
+			;;
+		esac
+	done <"$frag"
+	return $bad
+}
+
+if [ -f "$dir/done" ] && [ -r "$root/boot/vmlinuz-$abi" ] && [ -f "$obj/Module.symvers" ]; then
+	say "reusing cached $abi ($dir; built $(cat "$dir/done"), build took $(cat "$dir/build.secs")s)"
+else
+	say "building $abi from $pkg $pkgver into $dir (key $key)"
+	rm -rf "$dir"
+	mkdir -p "$dir" "$root/boot" "$obj"
+	t0=$(date +%s)
+	nice -n 19 tar -xf "$tarball" -C "$dir"
+	mv "$dir/linux-source-6.12" "$dir/src"
+	srcver=$(make -s -C "$dir/src" kernelversion)
+	[ "$srcver" = "$upstream" ] || die "source says $srcver, package version says $upstream"
+
+	log=$dir/build.log
+	say "configuring: allnoconfig + $(grep -c '^CONFIG_' "$frag") options of $frag"
+	nice -n 19 make -C "$dir/src" O="$obj" KCONFIG_ALLCONFIG="$frag" allnoconfig >"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "allnoconfig failed"; }
+	verify_config "$obj/.config" || die "options of $frag missing from the final .config (see above)"
+	rel=$(make -s -C "$dir/src" O="$obj" kernelrelease)
+	[ "$rel" = "$abi" ] || die "kernelrelease is '$rel', expected '$abi'"
+
+	say "compiling (nice -n 19 make -j$jobs; log $log) ..."
+	tb=$(date +%s)
+	nice -n 19 make -C "$dir/src" O="$obj" -j"$jobs" all >>"$log" 2>&1 ||
+		{ tail -n 40 "$log" >&2; die "kernel build failed (log $log)"; }
+	secs=$(($(date +%s) - tb))
+	# Kbuild may flip options whose dependencies only resolve at build time.
+	verify_config "$obj/.config" || die "options of $frag lost during the build (see above)"
+
+	nice -n 19 make -C "$dir/src" O="$obj" INSTALL_MOD_PATH="$root" modules_install >>"$log" 2>&1 ||
+		{ tail -n 20 "$log" >&2; die "modules_install failed"; }
+	depmod -b "$root" "$abi" || die "depmod failed"
+	[ -d "$root/lib/modules/$abi/kernel" ] || die "no modules installed (run.sh needs lib/modules/$abi/kernel)"
+	cp "$obj/arch/x86/boot/bzImage" "$root/boot/vmlinuz-$abi"
+	cp "$obj/.config" "$root/boot/config-$abi"
+	cp "$obj/System.map" "$root/boot/System.map-$abi"
+	ln -sfn "../../../usr/src/linux-headers-$abi" "$root/lib/modules/$abi/build"
+	echo "$secs" >"$dir/build.secs"
+	date -u '+%Y-%m-%d %H:%M UTC' >"$dir/done"
+	say "built $abi: compile ${secs}s, total $(($(date +%s) - t0))s;" \
+		"$(find "$root/lib/modules/$abi/kernel" -name '*.ko*' | wc -l) modules"
+fi
+
+# ---- link it into the work tree ------------------------------------------------
+mkdir -p "$top/build/kernels" "$top/build/debug"
+# Relative, so that it also resolves inside the guest, whose initramfs sees
+# the host root under /newroot when it bind-mounts the modules.
+ln -sfn "$(realpath --relative-to="$top/build/kernels" "$root")" "$top/build/kernels/$abi"
+echo "$abi" >"$top/build/debug/kabi"
+say "kernel root $top/build/kernels/$abi -> $root"
+echo "ABI=$abi"
