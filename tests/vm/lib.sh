@@ -260,6 +260,7 @@ nfg_conn_open() {
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
 	NFG_CONN_OUT[$id]=$NFG_WORK/conn.$NFG_CONN_SEQ.out
+	: >"${NFG_CONN_OUT[$id]}" # exists before the child opens it: nfg_conn_send reads it at once
 	# The child must not hold any connection's FIFO open for writing (its
 	# own included), or closing a connection would never reach its socat.
 	(
