@@ -5,10 +5,11 @@
 # once with:
 #   kmemleak_baseline  PASS  (boot-time reports cleared)
 #   st_lockinv         FAIL  kernel: WARNING: possible circular locking dependency
+#   st_uaf             FAIL  kernel: BUG: KASAN: slab-use-after-free in nfg_splat_...
 #   st_leak            PASS  (leaks 1234 bytes, module stays loaded)
 #   kmemleak_check     FAIL  exit 1, the report names nfg_splat and shows the bytes
-#   st_uaf             FAIL  kernel: BUG: KASAN: slab-use-after-free in nfg_splat_...
-# (st_uaf last: a KASAN report taints the kernel, which turns lockdep off.)
+# (st_uaf after st_lockinv: a KASAN report taints the kernel, which turns
+# lockdep off; st_leak after st_uaf: it leaves nfg_splat loaded for good.)
 #
 # usage: tests/debug/selftest.sh ABI [-t CASE_TIMEOUT]
 # Environment as for tests/vm/run.sh (NFG_VM_BOOT_LIMIT etc.). Results in
@@ -50,8 +51,8 @@ else
 	notok "build nfg_splat.ko against $kdir"
 fi
 
-cases=("$here/kmemleak_baseline.sh" "$here/selftest/st_lockinv.sh" "$here/selftest/st_leak.sh"
-	"$here/kmemleak_check.sh" "$here/selftest/st_uaf.sh")
+cases=("$here/kmemleak_baseline.sh" "$here/selftest/st_lockinv.sh" "$here/selftest/st_uaf.sh"
+	"$here/selftest/st_leak.sh" "$here/kmemleak_check.sh")
 t0=$(date +%s)
 "$top/tests/vm/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${cases[@]}" >"$log" 2>&1
 rc=$?
@@ -82,12 +83,14 @@ contains() {
 expect PASS kmemleak_baseline ''
 expect FAIL st_lockinv '\(kernel: WARNING: possible circular locking dependency detected'
 contains "$out/case.002.dmesg" 'nfg_splat_lock_[ab]' "lockdep report names the planted mutexes"
+contains "$out/case.002.log" 'Resource temporarily unavailable' "lockinv: nfg_splat's init ran"
+expect FAIL st_uaf '\(kernel: BUG: KASAN: slab-use-after-free in nfg_splat_'
+contains "$out/case.003.log" 'Resource temporarily unavailable' "uaf: nfg_splat's init ran"
 expect PASS st_leak ''
 expect FAIL kmemleak_check '\(exit 1;'
-contains "$out/case.004.log" 'kmemleak found [0-9]+ leaked object' "kmemleak_check says why it failed"
-contains "$out/case.004.log" 'nfg_splat_(leak|init).*\[nfg_splat\]' "leak report names the allocating function in nfg_splat"
-contains "$out/case.004.log" 'nfg_splat leak' "leak report shows the leaked bytes"
-expect FAIL st_uaf '\(kernel: BUG: KASAN: slab-use-after-free in nfg_splat_'
+contains "$out/case.005.log" 'kmemleak found [0-9]+ leaked object' "kmemleak_check says why it failed"
+contains "$out/case.005.log" 'nfg_splat_(leak|init).*\[nfg_splat\]' "leak report names the allocating function in nfg_splat"
+contains "$out/case.005.log" 'nfg_splat leak' "leak report shows the leaked bytes"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
