@@ -6,7 +6,7 @@
 #
 #   -k ABI           kernel ABI, e.g. 6.12.117+deb12-amd64: build/kernels/ABI/ (unpacked by
 #                    tests/deps.sh) or else the host's /boot/vmlinuz-ABI and /lib/modules/ABI
-#   -t SECONDS       per-case timeout inside the guest (default 300, env NFG_VM_CASE_TIMEOUT);
+#   -t SECONDS       per-case timeout inside the guest (default 900, env NFG_VM_CASE_TIMEOUT);
 #                    a case may set its own with a line "# nfg-case-timeout: N"
 #   -T SECONDS       whole-boot timeout enforced on the host; default
 #                    300 + the sum over cases of (case timeout + GRACE) (env NFG_VM_BOOT_TIMEOUT)
@@ -37,7 +37,7 @@ usage() {
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 abi='' out='' verbose=0
-case_timeout=${NFG_VM_CASE_TIMEOUT:-300} boot_timeout=${NFG_VM_BOOT_TIMEOUT:-}
+case_timeout=${NFG_VM_CASE_TIMEOUT:-900} boot_timeout=${NFG_VM_BOOT_TIMEOUT:-}
 grace=${NFG_VM_GRACE:-90}
 boot_limit=${NFG_VM_BOOT_LIMIT:-300}
 while getopts k:t:T:o:vh opt; do

@@ -7,7 +7,7 @@
 # answering (well-formed, sorted) while connections churn. Per-rule counters
 # (matched, over limit, inserts, GC evictions) and /proc/net/stat follow.
 # iptables-save -> iptables-restore round trips (legacy and nft, v4 and v6).
-# nfg-case-timeout: 600
+# nfg-case-timeout: 1200
 . "$NFG_TOP/tests/vm/lib.sh"
 nfg_need socat conntrack python3 iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft
 

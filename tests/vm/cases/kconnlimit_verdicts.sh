@@ -1,5 +1,5 @@
 #!/bin/bash
-# nfg-case-timeout: 900
+# nfg-case-timeout: 2400
 # kconnlimit gives mainline connlimit's verdicts on real TCP connections
 # through a router: every scenario runs once with "-m connlimit --connlimit-*"
 # and once with "-m kconnlimit --kconnlimit-*" (same options renamed) on the
