@@ -206,7 +206,7 @@ dkms:
 	$(if $(DESTDIR),,dkms add -m nfguard -v $(NFG_VERSION) || true)
 
 clean:
-	rm -rf $(B)/kernel $(B)/userspace $(B)/xtables $(B)/bin $(B)/man
+	rm -rf $(B)/kernel $(B)/userspace $(B)/xtables $(B)/bin $(B)/man $(B)/torture $(B)/plant
 	-$(MAKE) -C tests/unit clean
 
 distclean:
