@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Malformed TCP packets for tests/vm/cases/syncookie_malformed.sh.
+
+usage: syncookie_malformed.py SRC DST PORT
+Sends, once each, every malformed case of the SYNCOOKIE man page that
+applies to the family of DST and prints how many it sent. Each must be
+dropped and counted as "malformed" by the target.
+"""
+import sys
+
+from scapy.all import IP, IPv6, IPv6ExtHdrDestOpt, TCP, Raw, conf, send
+
+conf.verb = 0
+
+
+def main():
+    src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    v6 = ":" in dst
+    ip = IPv6(src=src, dst=dst) if v6 else IP(src=src, dst=dst)
+    t = dict(sport=40001, dport=port, seq=1000)
+    pkts = [
+        ip / TCP(flags="SF", **t),                      # SYN+FIN
+        ip / TCP(flags="SR", **t),                      # SYN+RST
+        ip / TCP(flags="S", **t) / b"payload",          # SYN with data
+        ip / TCP(flags="S", dataofs=4, **t),            # data offset < 5
+        ip / TCP(flags="S", dataofs=15, **t),           # data offset past the packet
+        # timestamp option cut short (length 10, 4 bytes left)
+        ip / TCP(flags="S", dataofs=6, **t) / Raw(b"\x08\x0a\x00\x00"),
+        # option length 0
+        ip / TCP(flags="S", dataofs=6, **t) / Raw(b"\x02\x00\x00\x00"),
+        # overlong: second option claims 40 bytes
+        ip / TCP(flags="S", dataofs=7, **t) / Raw(b"\x02\x04\x05\xb4\x1e\x28\x00\x00"),
+        # MSS option with length 3
+        ip / TCP(flags="S", dataofs=6, **t) / Raw(b"\x02\x03\x05\x01"),
+    ]
+    if v6:
+        pkts.append(IPv6(src=src, dst=dst) / IPv6ExtHdrDestOpt() / TCP(flags="S", **t))
+    else:
+        frag = IP(src=src, dst=dst, flags="MF", id=77) / TCP(flags="S", **t)
+        pkts.append(frag)
+    for p in pkts:
+        send(p)
+    print(len(pkts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
