@@ -38,16 +38,20 @@ for fam in 4 6; do
 	nfg_ipt "$NFG_NS_R" legacy $fam -A FORWARD -i eth0 -m rangeset ! --match-set live src \
 		-m comment --comment wrong -j DROP || nfg_fail "v$fam: rule"
 
-	nfg_bg "$NFG_NS_C" ping -$fam -q -i 0.01 -c 1500 "$server"
+	# The pings go on until the download is done AND 50 swaps were made, so
+	# every swap happens under traffic however fast this machine swaps.
+	nfg_bg "$NFG_NS_C" ping -$fam -q -i 0.01 -c 1000000 "$server"
 	pingpid=$NFG_LAST_PID
 	nfg_bg "$NFG_NS_C" curl -sS -g -o "$NFG_WORK/got$fam" --limit-rate 1M "$url"
 	curlpid=$NFG_LAST_PID
 	swaps=0
-	while kill -0 $pingpid 2>/dev/null || kill -0 $curlpid 2>/dev/null; do
+	while kill -0 $curlpid 2>/dev/null || [ $swaps -lt 50 ]; do
+		kill -0 $pingpid 2>/dev/null || nfg_fail "v$fam: ping stopped: $(cat "$NFG_WORK/bg.$pingpid.log")"
 		rs swap live next || nfg_fail "v$fam: swap $swaps"
 		swaps=$((swaps + 1))
 	done
-	wait $pingpid || nfg_fail "v$fam: ping lost packets: $(cat "$NFG_WORK/bg.$pingpid.log")"
+	kill -INT $pingpid
+	wait $pingpid || nfg_fail "v$fam: ping got no replies: $(cat "$NFG_WORK/bg.$pingpid.log")"
 	wait $curlpid || nfg_fail "v$fam: download failed: $(cat "$NFG_WORK/bg.$curlpid.log")"
 	nfg_assert_eq "$want" "$(nfg_sha256 "$NFG_WORK/got$fam")" "v$fam: download intact"
 	nfg_assert_eq 0 "$(nfg_ipt_pkts "$NFG_NS_R" legacy $fam wrong)" "v$fam: packets dropped by a wrong verdict"
