@@ -40,6 +40,7 @@
 #include <net/inet6_hashtables.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
+#include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/route.h>

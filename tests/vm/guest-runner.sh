@@ -39,6 +39,8 @@ declare -A ENV=()
 while IFS='=' read -r k v; do ENV[$k]=$v; done <"$R/guest.env"
 NFG_TOP=${ENV[NFG_TOP]:-} NFG_KABI=${ENV[NFG_KABI]:-}
 CASE_TIMEOUT=${ENV[NFG_CASE_TIMEOUT]:-300}
+# Multiplies the cases' own "# nfg-case-timeout: N" (a slow debug kernel).
+TIMEOUT_SCALE=${ENV[NFG_TIMEOUT_SCALE]:-1}
 XTABLES_SYSDIR=${ENV[NFG_XTABLES_SYSDIR]:-}
 if [ -z "$NFG_TOP" ] || [ -z "$NFG_KABI" ]; then say "bad guest.env"; poweroff_now; fi
 if [ "${ENV[NFG_TRACE]:-0}" = 1 ]; then
@@ -83,7 +85,11 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 		[ "${f##*/}" = lo ] || [ ! -e "$f" ] || links+=("${f##*/}")
 	done
 	for m in "${links[@]}"; do ip link del "$m" 2>/dev/null; done
-	[ ! -d /sys/module/nf_tables ] || nft flush ruleset
+	# (nf_tables may be built in, as in the debug kernel: no /sys/module entry)
+	if [ -d /sys/module/nf_tables ] || [ -e /proc/net/nf_tables ] ||
+		grep -q '/nf_tables.ko' "/lib/modules/$kernel_release/modules.builtin" 2>/dev/null; then
+		nft flush ruleset
+	fi
 	for f in ip_tables_names:iptables-legacy ip6_tables_names:ip6tables-legacy; do
 		[ -e "/proc/net/${f%%:*}" ] || continue # (proc files have size 0)
 		while read -r t; do
@@ -138,7 +144,7 @@ while IFS= read -r case_path <&7; do
 	timeout_s=$CASE_TIMEOUT i=0
 	while IFS= read -r line && [ $((i += 1)) -le 20 ]; do
 		if [[ $line =~ ^#\ nfg-case-timeout:\ *([0-9]+)\ *$ ]]; then
-			timeout_s=${BASH_REMATCH[1]}
+			timeout_s=$((BASH_REMATCH[1] * TIMEOUT_SCALE))
 			break
 		fi
 	done <"$case_path"

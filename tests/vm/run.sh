@@ -54,11 +54,15 @@ shift $((OPTIND - 1))
 { [ -n "$abi" ] && [ $# -gt 0 ]; } || usage
 case $case_timeout$grace$boot_limit${boot_timeout:-0} in *[!0-9]*) echo "run.sh: timeouts must be integers" >&2; exit 2 ;; esac
 
-# case_timeout_of CASE: its "# nfg-case-timeout: N" (first 20 lines), else -t.
+# NFG_VM_TIMEOUT_SCALE (default 1): multiplies the cases' own timeouts (a
+# debug kernel runs cases several times slower).
+scale=${NFG_VM_TIMEOUT_SCALE:-1}
+case $scale in '' | *[!0-9]* | 0) echo "run.sh: NFG_VM_TIMEOUT_SCALE must be a positive integer" >&2; exit 2 ;; esac
+# case_timeout_of CASE: its "# nfg-case-timeout: N" (first 20 lines) x scale, else -t.
 case_timeout_of() {
 	local t
 	t=$(head -n 20 "$1" 2>/dev/null | sed -n 's/^# nfg-case-timeout: *\([0-9][0-9]*\) *$/\1/p' | head -n 1)
-	echo "${t:-$case_timeout}"
+	if [ -n "$t" ]; then echo $((t * scale)); else echo "$case_timeout"; fi
 }
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -175,6 +179,7 @@ xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	echo "NFG_XTABLES_SYSDIR=$xtsys"
 	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
 	echo "NFG_STALL=${NFG_VM_STALL:-0}"
+	echo "NFG_TIMEOUT_SCALE=$scale"
 } >"$out/guest.env"
 printf '%s\n' "${cases[@]}" >"$out/cases.list"
 cp "$here/guest-runner.sh" "$out/guest-runner.sh" || die "cannot copy the guest runner"
