@@ -31,6 +31,8 @@ case "${1:-}" in -*) sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2;
 case_timeout=${NFG_DEBUG_CASE_TIMEOUT:-1200}
 nboots=${NFG_DEBUG_BOOTS:-2}
 export NFG_VM_BOOT_LIMIT=${NFG_VM_BOOT_LIMIT:-900}
+# Cases that set their own timeout get it 4x on this kernel (4-8x slower).
+export NFG_VM_TIMEOUT_SCALE=${NFG_VM_TIMEOUT_SCALE:-4}
 t_all=$(date +%s)
 
 if [ $# -gt 0 ]; then
