@@ -54,7 +54,8 @@ static const struct xt_option_entry syncookie_tg_opts[] = {
 static void syncookie_tg_help(void)
 {
 	printf(
-"SYNCOOKIE target options (raw table, PREROUTING, -p tcp; see nfguard-extensions(8)):\n"
+"SYNCOOKIE target options:\n"
+"  (raw table, PREROUTING, -p tcp; see nfguard-extensions(8))\n"
 "  --mode local|proxy          local: hand validated ACKs to the local listener\n"
 "                              (proxy is not implemented yet)\n"
 "  --mss N                     MSS the SYN-ACK advertises (88-65535; default: MTU-40/60)\n"

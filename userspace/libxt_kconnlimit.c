@@ -63,7 +63,8 @@ static const struct xt_option_entry kconnlimit_mt_opts[] = {
 static void kconnlimit_mt_help(void)
 {
 	printf(
-"kconnlimit match options (connlimit's, renamed; see nfguard-extensions(8)):\n"
+"kconnlimit match options:\n"
+"  (connlimit's, renamed; see nfguard-extensions(8))\n"
 "  --kconnlimit-upto n      match if the number of existing connections is 0..n\n"
 "  --kconnlimit-above n     match if the number of existing connections is >n\n"
 "  --kconnlimit-mask n      group hosts using prefix length (default: max len)\n"
