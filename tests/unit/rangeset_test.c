@@ -15,60 +15,16 @@
 #include <string.h>
 
 #include "rangeset_core.c"
+#include "utest.h"
 
 /* ---- harness ---------------------------------------------------------- */
 
-static unsigned int tests_passed, tests_failed;
-static unsigned int cur_failures;
-static const char *cur_test;
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cur_failures++ < 10) {
-		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
-
-#define CHECK(cond) do {						\
-	if (!(cond))							\
-		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
-} while (0)
-
-#define CHECK_EQ(a, b) do {						\
-	long long __a = (long long)(a), __b = (long long)(b);		\
-	if (__a != __b)							\
-		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
-			#a, __a, #b, __b);				\
-} while (0)
-
 static void run(const char *name, void (*fn)(void))
 {
-	unsigned long warns = shim_warn_count;
-	long live = shim_alloc_live;
+	struct utest_mark m = utest_begin(name);
 
-	cur_test = name;
-	cur_failures = 0;
 	fn();
-	shim_fail_alloc_in(0);
-	if (shim_warn_count != warns)
-		fail_at(__FILE__, __LINE__, "%lu WARN(s) fired",
-			shim_warn_count - warns);
-	if (shim_alloc_live != live)
-		fail_at(__FILE__, __LINE__, "%ld allocation(s) leaked",
-			shim_alloc_live - live);
-	if (cur_failures) {
-		tests_failed++;
-		printf("FAIL %s (%u failed checks)\n", name, cur_failures);
-	} else {
-		tests_passed++;
-		printf("ok   %s\n", name);
-	}
+	utest_end(&m);
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -1165,6 +1121,5 @@ int main(void)
 	run("random_v6_top", test_random_v6_top);
 	run("random_v6_zero", test_random_v6_zero);
 
-	printf("%u passed, %u failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return utest_summary();
 }
