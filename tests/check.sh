@@ -90,7 +90,7 @@ for abi in $(kabis_now); do
 	out=$top/build/vm/$abi/check
 	[ -f "$out/cases.list" ] || continue
 	n=0
-	while IFS= read -r c; do
+	while IFS=$'\t' read -r _ c; do
 		n=$((n + 1))
 		r=$out/case.$(printf %03d "$n").result
 		name=${c##*/}

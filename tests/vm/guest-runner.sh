@@ -39,8 +39,6 @@ declare -A ENV=()
 while IFS='=' read -r k v; do ENV[$k]=$v; done <"$R/guest.env"
 NFG_TOP=${ENV[NFG_TOP]:-} NFG_KABI=${ENV[NFG_KABI]:-}
 CASE_TIMEOUT=${ENV[NFG_CASE_TIMEOUT]:-300}
-# Multiplies the cases' own "# nfg-case-timeout: N" (a slow debug kernel).
-TIMEOUT_SCALE=${ENV[NFG_TIMEOUT_SCALE]:-1}
 XTABLES_SYSDIR=${ENV[NFG_XTABLES_SYSDIR]:-}
 if [ -z "$NFG_TOP" ] || [ -z "$NFG_KABI" ]; then say "bad guest.env"; poweroff_now; fi
 if [ "${ENV[NFG_TRACE]:-0}" = 1 ]; then
@@ -86,7 +84,7 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 	done
 	for m in "${links[@]}"; do ip link del "$m" 2>/dev/null; done
 	# (nf_tables may be built in, as in the debug kernel: no /sys/module entry)
-	if [ -d /sys/module/nf_tables ] || [ -e /proc/net/nf_tables ] ||
+	if [ -d /sys/module/nf_tables ] ||
 		grep -q '/nf_tables.ko' "/lib/modules/$kernel_release/modules.builtin" 2>/dev/null; then
 		nft flush ruleset
 	fi
@@ -129,8 +127,11 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 xtdir="$NFG_TOP/build/xtables"
 [ -z "$XTABLES_SYSDIR" ] || xtdir="$xtdir:$XTABLES_SYSDIR"
 n=0
-while IFS= read -r case_path <&7; do
+while IFS=$'\t' read -r timeout_s case_path <&7; do
 	[ -n "$case_path" ] || continue
+	# run.sh wrote each case's timeout: its own "# nfg-case-timeout: N"
+	# line (times NFG_VM_TIMEOUT_SCALE), else the default.
+	case $timeout_s in '' | *[!0-9]*) timeout_s=$CASE_TIMEOUT ;; esac
 	n=$((n + 1))
 	printf -v id %03d "$n"
 	name=${case_path##*/}
@@ -138,16 +139,6 @@ while IFS= read -r case_path <&7; do
 	base="$R/case.$id"
 	before=$(mods_now)
 	mkdir "$base.d"
-	# A case may set its own timeout with a line "# nfg-case-timeout: N"
-	# among its first 20 lines (the harness self-test's deliberately
-	# hanging cases do; so can cases that need longer than the default).
-	timeout_s=$CASE_TIMEOUT i=0
-	while IFS= read -r line && [ $((i += 1)) -le 20 ]; do
-		if [[ $line =~ ^#\ nfg-case-timeout:\ *([0-9]+)\ *$ ]]; then
-			timeout_s=$((BASH_REMATCH[1] * TIMEOUT_SCALE))
-			break
-		fi
-	done <"$case_path"
 	printf '%s\ntimeout=%s\n' "$name" "$timeout_s" >"$base.start"
 	say "NFG-CASE-START $id $name"
 	t0=$(now_us)

@@ -179,9 +179,10 @@ xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	echo "NFG_XTABLES_SYSDIR=$xtsys"
 	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
 	echo "NFG_STALL=${NFG_VM_STALL:-0}"
-	echo "NFG_TIMEOUT_SCALE=$scale"
 } >"$out/guest.env"
-printf '%s\n' "${cases[@]}" >"$out/cases.list"
+# One line per case: its timeout in seconds (own line x scale, else -t), a
+# tab, its path. The runner takes both from here: one parser of the line.
+for c in "${cases[@]}"; do printf '%s\t%s\n' "$(case_timeout_of "$c")" "$c"; done >"$out/cases.list"
 cp "$here/guest-runner.sh" "$out/guest-runner.sh" || die "cannot copy the guest runner"
 console=$out/console.log
 : >"$console"
