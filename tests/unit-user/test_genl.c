@@ -25,6 +25,32 @@ static int stop_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_ERROR;
 }
 
+/* nfg_genl_parse: typed table, unknown types ignored, malformed refused */
+static void test_parse(void)
+{
+	static const enum mnl_attr_data_type types[4] = {
+		[1] = MNL_TYPE_U32, [2] = MNL_TYPE_NUL_STRING, [3] = MNL_TYPE_U8,
+	};
+	const struct nlattr *tb[4];
+	char buf[256] __attribute__((aligned(4))) = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *bad;
+
+	mnl_nlmsg_put_extra_header(nlh, GENL_HDRLEN);
+	mnl_attr_put_u32(nlh, 1, 7);
+	mnl_attr_put_strz(nlh, 2, "x");
+	mnl_attr_put_u64(nlh, 9, 1);		/* newer kernel's attribute */
+	CHECK(nfg_genl_parse(nlh, types, 3, tb) == 0, "parse of a good message");
+	CHECK(tb[1] && mnl_attr_get_u32(tb[1]) == 7, "u32 attribute");
+	CHECK(tb[2] && !strcmp(mnl_attr_get_str(tb[2]), "x"), "string attribute");
+	CHECK(!tb[0] && !tb[3], "absent attributes are NULL");
+
+	bad = mnl_nlmsg_put_header(buf);
+	mnl_nlmsg_put_extra_header(bad, GENL_HDRLEN);
+	mnl_attr_put_u32(bad, 3, 1);		/* a u8 of 4 bytes */
+	CHECK(nfg_genl_parse(bad, types, 3, tb) == -1, "malformed u8 refused");
+}
+
 void test_genl(void)
 {
 	struct nfg_err e;
@@ -33,6 +59,7 @@ void test_genl(void)
 	unsigned int n = 0, n2 = 0;
 	int ret;
 
+	test_parse();
 	nfg_err_set(&e, -EPERM, "x %d", 1);
 	CHECK(e.code == EPERM && !strcmp(e.msg, "x 1"), "err_set");
 	nfg_err_clear(&e);

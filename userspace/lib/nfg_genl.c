@@ -521,3 +521,37 @@ void nfg_genl_close(struct nfg_genl *g)
 	free(g->rbuf);
 	free(g);
 }
+
+struct parse_ctx {
+	const enum mnl_attr_data_type *types;
+	uint16_t maxtype;
+	const struct nlattr **tb;
+	bool bad;
+};
+
+static int parse_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct parse_ctx *c = data;
+	uint16_t type = mnl_attr_get_type(attr);
+
+	if (type > c->maxtype || c->types[type] == MNL_TYPE_UNSPEC)
+		return MNL_CB_OK;	/* newer kernel: ignore */
+	if (mnl_attr_validate(attr, c->types[type]) < 0) {
+		c->bad = true;
+		return MNL_CB_OK;
+	}
+	c->tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+int nfg_genl_parse(const struct nlmsghdr *nlh,
+		   const enum mnl_attr_data_type *types, uint16_t maxtype,
+		   const struct nlattr **tb)
+{
+	struct parse_ctx c = { types, maxtype, tb, false };
+
+	memset(tb, 0, (maxtype + 1u) * sizeof(*tb));
+	if (mnl_attr_parse(nlh, GENL_HDRLEN, parse_attr_cb, &c) < 0 || c.bad)
+		return -1;
+	return 0;
+}

@@ -88,4 +88,15 @@ size_t nfg_genl_bufsize(const struct nfg_genl *g);
 int nfg_genl_talk(struct nfg_genl *g, struct nlmsghdr *nlh, mnl_cb_t cb,
 		  void *data, struct nfg_err *e);
 
+/*
+ * Attribute table of a reply: tb[t] for each attribute type t <= maxtype
+ * whose types[t] is not MNL_TYPE_UNSPEC, validated as types[t]; attributes
+ * of other types (newer kernels) are ignored, a later duplicate wins.
+ * Returns 0, or -1 when the message is truncated or an attribute of a known
+ * type is malformed (the caller reports an ABI mismatch).
+ */
+int nfg_genl_parse(const struct nlmsghdr *nlh,
+		   const enum mnl_attr_data_type *types, uint16_t maxtype,
+		   const struct nlattr **tb);
+
 #endif /* NFG_GENL_H */

@@ -48,58 +48,31 @@ void nfg_kcl_close(struct nfg_kcl *h)
 
 struct kcl_tb {
 	const struct nlattr *a[NFG_KCL_A_MAX + 1];
-	bool bad;
 };
 
-static int kcl_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct kcl_tb *tb = data;
-	uint16_t type = mnl_attr_get_type(attr);
-	enum mnl_attr_data_type t;
-
-	if (type > NFG_KCL_A_MAX)
-		return MNL_CB_OK;	/* newer kernel: ignore */
-	switch (type) {
-	case NFG_KCL_A_NAME:
-		t = MNL_TYPE_NUL_STRING;
-		break;
-	case NFG_KCL_A_FAMILY:
-	case NFG_KCL_A_PREFIX:
-	case NFG_KCL_A_FLAGS:
-		t = MNL_TYPE_U8;
-		break;
-	case NFG_KCL_A_ID:
-	case NFG_KCL_A_LIMIT:
-	case NFG_KCL_A_KEYS:
-	case NFG_KCL_A_CONNS:
-	case NFG_KCL_A_SLOTS:
-	case NFG_KCL_A_LOCKS:
-		t = MNL_TYPE_U32;
-		break;
-	case NFG_KCL_A_MEMSIZE:
-	case NFG_KCL_A_MATCHED:
-	case NFG_KCL_A_OVER_LIMIT:
-	case NFG_KCL_A_INSERTS:
-	case NFG_KCL_A_GC_EVICTIONS:
-	case NFG_KCL_A_CAP_HITS:
-	case NFG_KCL_A_ALLOC_FAIL:
-	case NFG_KCL_A_TOTAL_CONNS:
-	case NFG_KCL_A_MAX_CONNS:
-		t = MNL_TYPE_U64;
-		break;
-	case NFG_KCL_A_ENTRIES:
-		t = MNL_TYPE_NESTED;
-		break;
-	default:
-		return MNL_CB_OK;
-	}
-	if (mnl_attr_validate(attr, t) < 0) {
-		tb->bad = true;
-		return MNL_CB_OK;
-	}
-	tb->a[type] = attr;
-	return MNL_CB_OK;
-}
+/* What each reply attribute must look like (MNL_TYPE_UNSPEC: ignored). */
+static const enum mnl_attr_data_type kcl_types[NFG_KCL_A_MAX + 1] = {
+	[NFG_KCL_A_NAME] = MNL_TYPE_NUL_STRING,
+	[NFG_KCL_A_FAMILY] = MNL_TYPE_U8,
+	[NFG_KCL_A_PREFIX] = MNL_TYPE_U8,
+	[NFG_KCL_A_FLAGS] = MNL_TYPE_U8,
+	[NFG_KCL_A_ID] = MNL_TYPE_U32,
+	[NFG_KCL_A_LIMIT] = MNL_TYPE_U32,
+	[NFG_KCL_A_KEYS] = MNL_TYPE_U32,
+	[NFG_KCL_A_CONNS] = MNL_TYPE_U32,
+	[NFG_KCL_A_SLOTS] = MNL_TYPE_U32,
+	[NFG_KCL_A_LOCKS] = MNL_TYPE_U32,
+	[NFG_KCL_A_MEMSIZE] = MNL_TYPE_U64,
+	[NFG_KCL_A_MATCHED] = MNL_TYPE_U64,
+	[NFG_KCL_A_OVER_LIMIT] = MNL_TYPE_U64,
+	[NFG_KCL_A_INSERTS] = MNL_TYPE_U64,
+	[NFG_KCL_A_GC_EVICTIONS] = MNL_TYPE_U64,
+	[NFG_KCL_A_CAP_HITS] = MNL_TYPE_U64,
+	[NFG_KCL_A_ALLOC_FAIL] = MNL_TYPE_U64,
+	[NFG_KCL_A_TOTAL_CONNS] = MNL_TYPE_U64,
+	[NFG_KCL_A_MAX_CONNS] = MNL_TYPE_U64,
+	[NFG_KCL_A_ENTRIES] = MNL_TYPE_NESTED,
+};
 
 struct kcl_ctx {
 	nfg_kcl_cb cb;
@@ -187,8 +160,7 @@ static int kcl_msg_cb(const struct nlmsghdr *nlh, void *data)
 	struct kcl_tb tb;
 	int ret;
 
-	memset(&tb, 0, sizeof(tb));
-	if (mnl_attr_parse(nlh, GENL_HDRLEN, kcl_attr_cb, &tb) < 0 || tb.bad ||
+	if (nfg_genl_parse(nlh, kcl_types, NFG_KCL_A_MAX, tb.a) < 0 ||
 	    !tb.a[NFG_KCL_A_ID])
 		return bad_reply(c->e);
 	if (tb.a[NFG_KCL_A_ENTRIES]) {

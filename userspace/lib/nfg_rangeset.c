@@ -215,57 +215,27 @@ int nfg_rs_rename(struct nfg_rs *h, const char *from, const char *to,
 
 struct rs_tb {
 	const struct nlattr *a[NFG_RS_A_MAX + 1];
-	bool bad;
 };
 
-static int rs_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct rs_tb *tb = data;
-	uint16_t type = mnl_attr_get_type(attr);
-	enum mnl_attr_data_type t;
-
-	if (type > NFG_RS_A_MAX)
-		return MNL_CB_OK;	/* newer kernel: ignore */
-	switch (type) {
-	case NFG_RS_A_NAME:
-	case NFG_RS_A_NAME2:
-		t = MNL_TYPE_NUL_STRING;
-		break;
-	case NFG_RS_A_FAMILY:
-	case NFG_RS_A_RESULT:
-		t = MNL_TYPE_U8;
-		break;
-	case NFG_RS_A_MAXELEM:
-	case NFG_RS_A_COUNT:
-	case NFG_RS_A_REFS:
-		t = MNL_TYPE_U32;
-		break;
-	case NFG_RS_A_LOOKUPS:
-	case NFG_RS_A_HITS:
-	case NFG_RS_A_MEMSIZE:
-		t = MNL_TYPE_U64;
-		break;
-	case NFG_RS_A_ELEMS:
-	case NFG_RS_A_ELEM:
-		t = MNL_TYPE_NESTED;
-		break;
-	default:
-		return MNL_CB_OK;
-	}
-	if (mnl_attr_validate(attr, t) < 0) {
-		tb->bad = true;
-		return MNL_CB_OK;
-	}
-	tb->a[type] = attr;
-	return MNL_CB_OK;
-}
+/* What each reply attribute must look like (MNL_TYPE_UNSPEC: ignored). */
+static const enum mnl_attr_data_type rs_types[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME] = MNL_TYPE_NUL_STRING,
+	[NFG_RS_A_NAME2] = MNL_TYPE_NUL_STRING,
+	[NFG_RS_A_FAMILY] = MNL_TYPE_U8,
+	[NFG_RS_A_RESULT] = MNL_TYPE_U8,
+	[NFG_RS_A_MAXELEM] = MNL_TYPE_U32,
+	[NFG_RS_A_COUNT] = MNL_TYPE_U32,
+	[NFG_RS_A_REFS] = MNL_TYPE_U32,
+	[NFG_RS_A_LOOKUPS] = MNL_TYPE_U64,
+	[NFG_RS_A_HITS] = MNL_TYPE_U64,
+	[NFG_RS_A_MEMSIZE] = MNL_TYPE_U64,
+	[NFG_RS_A_ELEMS] = MNL_TYPE_NESTED,
+	[NFG_RS_A_ELEM] = MNL_TYPE_NESTED,
+};
 
 static int rs_parse(const struct nlmsghdr *nlh, struct rs_tb *tb)
 {
-	memset(tb, 0, sizeof(*tb));
-	if (mnl_attr_parse(nlh, GENL_HDRLEN, rs_attr_cb, tb) < 0 || tb->bad)
-		return -1;
-	return 0;
+	return nfg_genl_parse(nlh, rs_types, NFG_RS_A_MAX, tb->a);
 }
 
 static int bad_reply(struct nfg_err *e)
