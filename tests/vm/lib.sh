@@ -361,13 +361,14 @@ nfg_load_modules() {
 	fi
 	[ ${#kos[@]} -gt 0 ] || nfg_fail "no kernel modules in $NFG_KMOD_DIR (build them: make modules)"
 	for ko in "$NFG_KMOD_DIR"/*.ko; do ours+="$(nfg__mod_name "$ko") "; done
-	for ko in "${kos[@]}"; do
-		[ -f "$ko" ] || nfg_fail "no module $ko"
-		for d in $(modinfo -F depends "$ko" | tr ',' ' '); do
-			[[ $ours == *" $d "* ]] && continue
-			modprobe "$d" || nfg_fail "modprobe $d (needed by ${ko##*/})"
-		done
+	# the mainline modules ours need, not loaded yet: one modprobe
+	local deps=()
+	for ko in "${kos[@]}"; do [ -f "$ko" ] || nfg_fail "no module $ko"; done
+	for d in $(modinfo -F depends "${kos[@]}" | tr ',' ' '); do
+		[[ $ours == *" $d "* ]] || [ -d "/sys/module/$d" ] || deps+=("$d")
 	done
+	[ ${#deps[@]} -eq 0 ] || modprobe -a "${deps[@]}" ||
+		nfg_fail "modprobe -a ${deps[*]} (needed by nfguard's modules)"
 	pending=("${kos[@]}")
 	while [ ${#pending[@]} -gt 0 ]; do
 		progress=0 n=()
