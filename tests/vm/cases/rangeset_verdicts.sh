@@ -28,7 +28,14 @@ pings() {
 	nfg_client ping -"$1" -c 1 -W "$2" "$dst" >/dev/null 2>&1
 }
 both_pass() { reach "$1" 30 || nfg_fail "$2: TCP blocked"; pings "$1" 30 || nfg_fail "$2: ping blocked"; }
-both_blocked() { ! reach "$1" 2 || nfg_fail "$2: TCP passed"; ! pings "$1" 1 || nfg_fail "$2: ping passed"; }
+# (the two negative probes wait side by side: each must time out)
+both_blocked() {
+	local ping
+	pings "$1" 2 &
+	ping=$!
+	! reach "$1" 2 || nfg_fail "$2: TCP passed"
+	! wait "$ping" || nfg_fail "$2: ping passed"
+}
 
 for v in legacy nft; do
 	for fam in 4 6; do
