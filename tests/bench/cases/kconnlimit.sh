@@ -1,4 +1,5 @@
 #!/bin/bash
+# nfg-case-timeout: 2700
 # kconnlimit vs mainline connlimit (report only).
 #
 # 1. SYN flood from 64k random sources (10.0.0.0/16, random ports) to
