@@ -48,6 +48,31 @@
  *    first. Expired entries are invisible to lookups and listings and are
  *    removed by nfg_sc_al_expire() (a worker) or when re-added. Entries
  *    are freed after an RCU grace period.
+ *
+ * 5. Proxy mode (the default; this file holds its option negotiation,
+ *    syncookie_tg.c the packets). The SYN-ACK carries nfguard's cookie
+ *    (3.) and a zero window, so the client sends no data before the
+ *    server's window arrives. The cookie remembers the client's MSS
+ *    (rounded down to the table), window scale and SACK itself, so they
+ *    are kept with or without timestamps. On a valid cookie ACK the target
+ *    (still in raw PREROUTING, before conntrack) allowlists the source,
+ *    CONSUMES the ACK and sends the server a SYN in the client's name
+ *    (source = client, seq = the client's ISN, ack_seq = the cookie, the
+ *    client's options), through the output path with the nf_synproxy_core
+ *    conntrack template attached (nf_ct_set with IP_CT_NEW). So the
+ *    validated connection gets its conntrack entry - with the seqadj and
+ *    synproxy extensions - from that SYN in LOCAL_OUT; the ACK itself is
+ *    never seen by conntrack, hence no "--ctstate INVALID" rule and no
+ *    nf_conntrack_tcp_loose=0 are needed: one rule. From there
+ *    nf_synproxy_core's own hooks (registered with nf_synproxy_ipv4/6_init
+ *    by checkentry) run the connection as SYNPROXY's: they record the
+ *    relayed ISN from the SYN's ack_seq, answer the server's SYN-ACK with
+ *    the server's ACK and the client's window update, and translate
+ *    sequence numbers and timestamps for the connection's life. Those
+ *    hooks skip loopback packets, so for a server on this host (the SYN
+ *    goes through lo) the target records the ISN and timestamp in the new
+ *    entry itself right after sending. A flood SYN never reaches
+ *    conntrack; a flood ACK costs a SipHash and a conntrack lookup.
  */
 #include "nfg_compat.h"
 
@@ -274,6 +299,47 @@ int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 		}
 	}
 	return -EINVAL;
+}
+
+/* ---- proxy mode: option negotiation ---- */
+
+void nfg_sc_proxy_synack(const struct nfg_sc_opts *c,
+			 const struct nfg_sc_proxy_cfg *cfg, u32 ts_now,
+			 struct nfg_sc_opts *synack, struct nfg_sc_opts *enc)
+{
+	memset(synack, 0, sizeof(*synack));
+	memset(enc, 0, sizeof(*enc));
+	synack->mss = cfg->mss;
+	synack->wscale = NFG_SC_WSCALE_NONE;
+	enc->mss = c->mss ? c->mss : nfg_sc_mss_table[0];
+	enc->wscale = NFG_SC_WSCALE_NONE;
+	if (c->wscale != NFG_SC_WSCALE_NONE) {
+		synack->wscale = min_t(u8, cfg->wscale, NFG_SC_WSCALE_MAX);
+		enc->wscale = c->wscale;
+	}
+	if (c->sack && cfg->sack) {
+		synack->sack = true;
+		enc->sack = true;
+	}
+	if (c->ts && cfg->ts) {
+		synack->ts = true;
+		synack->tsval = ts_now;
+		synack->tsecr = c->tsval;
+	}
+}
+
+void nfg_sc_proxy_syn(const struct nfg_sc_opts *dec,
+		      const struct nfg_sc_opts *ack, struct nfg_sc_opts *syn)
+{
+	memset(syn, 0, sizeof(*syn));
+	syn->mss = dec->mss;
+	syn->wscale = dec->wscale;
+	syn->sack = dec->sack;
+	if (ack->ts) {
+		syn->ts = true;
+		syn->tsval = ack->tsval;
+		syn->tsecr = ack->tsecr;
+	}
 }
 
 /* ---- allowlist ---- */

@@ -106,6 +106,47 @@ int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 			const struct nfg_sc_flow *f, u32 client_isn,
 			u32 cookie, u32 counter, struct nfg_sc_opts *o);
 
+/*
+ * Coarse time counter of the cookie from wall-clock seconds (a cluster's
+ * boxes must agree on it: clocks within NFG_SC_COUNTER_SECS of each other).
+ */
+static inline u32 nfg_sc_counter(u64 secs)
+{
+	return (u32)(secs / NFG_SC_COUNTER_SECS);
+}
+
+/* ---- proxy mode: option negotiation ---- */
+
+/*
+ * What the rule lets the SYN-ACK advertise: @mss (always), window scale
+ * @wscale (when the client offers one), SACK and timestamps when allowed
+ * and offered by the client.
+ */
+struct nfg_sc_proxy_cfg {
+	u16	mss;
+	u8	wscale;
+	bool	sack;
+	bool	ts;
+};
+
+/*
+ * From the client's SYN options @c: the SYN-ACK's options @synack (its
+ * TSval @ts_now, echoing the client's) and the options the cookie must
+ * remember for the server's SYN, @enc: the client's MSS (536 if none),
+ * its window scale if scaling is agreed (else none), SACK if agreed.
+ */
+void nfg_sc_proxy_synack(const struct nfg_sc_opts *c,
+			 const struct nfg_sc_proxy_cfg *cfg, u32 ts_now,
+			 struct nfg_sc_opts *synack, struct nfg_sc_opts *enc);
+
+/*
+ * The options of the SYN sent to the server on the client's behalf: the
+ * decoded cookie @dec (MSS, window scale, SACK) and, when the client's ACK
+ * @ack carries timestamps, its TSval and TSecr.
+ */
+void nfg_sc_proxy_syn(const struct nfg_sc_opts *dec,
+		      const struct nfg_sc_opts *ack, struct nfg_sc_opts *syn);
+
 /* ---- allowlist ---- */
 
 #define NFG_SC_AL_DEFAULT_MAX		1048576U

@@ -204,7 +204,8 @@ static int nfg_sc_cmd_secret_set(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "secret missing");
 		return -EINVAL;
 	}
-	return nfg_sc_secret_replace(sn, nla_data(a), false);
+	/* the previous secret stays valid: a cluster changes box by box */
+	return nfg_sc_secret_replace(sn, nla_data(a), true);
 }
 
 static int nfg_sc_cmd_secret_rotate(struct sk_buff *skb, struct genl_info *info)

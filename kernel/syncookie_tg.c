@@ -20,8 +20,14 @@
  *
  * Local mode uses the KERNEL's cookie (__cookie_v4/v6_init_sequence) and
  * its timestamp option encoding, so the listener validates the ACK itself.
- * Proxy mode (nfguard's SipHash cookie and a SYNPROXY-style connection to
- * the server) is not implemented yet: checkentry refuses it.
+ *
+ * Proxy mode (the default) uses nfguard's SipHash cookie and opens the
+ * connection to the server on the client's behalf: the valid cookie ACK is
+ * consumed and a SYN in the client's name goes to the server carrying
+ * nf_synproxy_core's conntrack template, whose hooks then run the
+ * connection SYNPROXY-style (see "Theory of operation", 5., in
+ * syncookie_core.c). Packets that already carry a conntrack entry were
+ * looped back by this host (its own SYN to a local server): passed.
  */
 #include "nfg_compat.h"
 
@@ -43,6 +49,10 @@
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_core.h>
+#include <net/netfilter/nf_conntrack_synproxy.h>
+#include <net/netfilter/nf_conntrack_zones.h>
+#include <net/netfilter/nf_synproxy.h>
 #include <net/route.h>
 #include <net/secure_seq.h>
 #include <net/tcp.h>
@@ -52,7 +62,11 @@
 
 #include "syncookie.h"
 
-/* Window of the SYN-ACK (unscaled, as in any SYN-ACK). */
+/*
+ * Window of the SYN-ACK (unscaled, as in any SYN-ACK). Proxy mode offers
+ * none: the client waits for the server's window (the window update sent
+ * once the server's connection exists) before sending data.
+ */
 #define NFG_SC_SYNACK_WINDOW	65535
 
 /* What one packet needs from its headers, whatever the family. */
@@ -150,7 +164,7 @@ static void nfg_sc_synack_opts(const struct net *net,
 /* Fill the TCP header of a SYN-ACK answering @oth; checksum left to the caller. */
 static struct tcphdr *nfg_sc_put_tcp(struct sk_buff *nskb,
 				     const struct tcphdr *oth, u32 isn,
-				     const struct nfg_sc_opts *s)
+				     const struct nfg_sc_opts *s, u16 window)
 {
 	u8 opts[NFG_SC_SYNACK_OPTLEN];
 	unsigned int optlen = nfg_sc_build_opts(opts, s);
@@ -165,7 +179,7 @@ static struct tcphdr *nfg_sc_put_tcp(struct sk_buff *nskb,
 	nth->doff = (sizeof(*nth) + optlen) / 4;
 	nth->syn = 1;
 	nth->ack = 1;
-	nth->window = htons(NFG_SC_SYNACK_WINDOW);
+	nth->window = htons(window);
 	memcpy(nth + 1, opts, optlen);
 	return nth;
 }
@@ -187,7 +201,7 @@ static struct sk_buff *nfg_sc_alloc(unsigned int nhlen)
 
 static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 			       const struct tcphdr *oth, u32 isn,
-			       const struct nfg_sc_opts *s)
+			       const struct nfg_sc_opts *s, u16 window)
 {
 	struct flowi4 fl4 = {};
 	struct sk_buff *nskb;
@@ -221,7 +235,7 @@ static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 	niph->protocol = IPPROTO_TCP;
 	niph->saddr = oiph->daddr;
 	niph->daddr = oiph->saddr;
-	nth = nfg_sc_put_tcp(nskb, oth, isn, s);
+	nth = nfg_sc_put_tcp(nskb, oth, isn, s, window);
 	tcplen = nskb->len - sizeof(*niph);
 	niph->tot_len = htons(nskb->len);
 	ip_send_check(niph);
@@ -235,7 +249,7 @@ static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
 			       const struct ipv6hdr *oip6h,
 			       const struct tcphdr *oth, u32 isn,
-			       const struct nfg_sc_opts *s)
+			       const struct nfg_sc_opts *s, u16 window)
 {
 	struct flowi6 fl6 = {};
 	struct dst_entry *dst;
@@ -270,7 +284,7 @@ static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
 	nip6h->hop_limit = ip6_dst_hoplimit(dst);
 	nip6h->saddr = oip6h->daddr;
 	nip6h->daddr = oip6h->saddr;
-	nth = nfg_sc_put_tcp(nskb, oth, isn, s);
+	nth = nfg_sc_put_tcp(nskb, oth, isn, s, window);
 	tcplen = nskb->len - sizeof(*nip6h);
 	nip6h->payload_len = htons(tcplen);
 	nth->check = csum_ipv6_magic(&nip6h->saddr, &nip6h->daddr, tcplen,
@@ -396,6 +410,422 @@ static unsigned int nfg_sc_classify(struct nfg_sc_net *sn,
 	return XT_CONTINUE;
 }
 
+/* ---- proxy mode ---- */
+
+/*
+ * A packet that already has a conntrack entry in raw PREROUTING was looped
+ * back by this host (e.g. its own SYN to a local server): not a client's.
+ */
+static bool nfg_sc_looped(const struct sk_buff *skb)
+{
+	enum ip_conntrack_info ctinfo;
+	struct nf_conn *ct = nf_ct_get(skb, &ctinfo);
+
+	return ct && !nf_ct_is_template(ct);
+}
+
+/* The flow of a client's packet, as the cookie hashes it. */
+static void nfg_sc_flow4(struct nfg_sc_flow *f, const struct iphdr *iph,
+			 const struct tcphdr *th)
+{
+	memset(f, 0, sizeof(*f));
+	f->saddr[0] = (__force u32)iph->saddr;
+	f->daddr[0] = (__force u32)iph->daddr;
+	f->sport = (__force u16)th->source;
+	f->dport = (__force u16)th->dest;
+	f->family = NFPROTO_IPV4;
+}
+
+static void nfg_sc_flow6(struct nfg_sc_flow *f, const struct ipv6hdr *ip6h,
+			 const struct tcphdr *th)
+{
+	memset(f, 0, sizeof(*f));
+	memcpy(f->saddr, &ip6h->saddr, sizeof(f->saddr));
+	memcpy(f->daddr, &ip6h->daddr, sizeof(f->daddr));
+	f->sport = (__force u16)th->source;
+	f->dport = (__force u16)th->dest;
+	f->family = NFPROTO_IPV6;
+}
+
+static u32 nfg_sc_proxy_counter(void)
+{
+	return nfg_sc_counter(ktime_get_real_seconds());
+}
+
+/* The SYN-ACK's options and the cookie for a client's SYN (@c). */
+static u32 nfg_sc_proxy_answer(struct nfg_sc_net *sn,
+			       const struct xt_syncookie_tginfo *info,
+			       const struct net *net,
+			       const struct net_device *in,
+			       const struct nfg_sc_flow *f, u32 client_isn,
+			       const struct nfg_sc_opts *c,
+			       struct nfg_sc_opts *synack)
+{
+	const struct nfg_sc_secret_rcu *sec;
+	struct nfg_sc_proxy_cfg cfg;
+	struct nfg_sc_opts enc;
+
+	cfg.mss = info->flags & XT_SYNCOOKIE_MSS ? info->mss :
+		  in->mtu - (f->family == NFPROTO_IPV6 ? 60 : 40);
+	cfg.wscale = info->flags & XT_SYNCOOKIE_WSCALE ? info->wscale :
+		     nfg_sc_kernel_wscale(net);
+	cfg.sack = info->flags & XT_SYNCOOKIE_SACK_PERM;
+	cfg.ts = info->flags & XT_SYNCOOKIE_TIMESTAMP;
+	nfg_sc_proxy_synack(c, &cfg,
+			    (u32)div_u64(ktime_get_ns(), NSEC_PER_MSEC),
+			    synack, &enc);
+	sec = rcu_dereference(sn->secret);
+	return nfg_sc_cookie_make(&sec->s.key[0], f, client_isn,
+				  nfg_sc_proxy_counter(), &enc);
+}
+
+/*
+ * Does the client's ACK carry a valid cookie? On success @syn holds the
+ * options of the SYN to send to the server.
+ */
+static bool nfg_sc_proxy_valid(struct nfg_sc_net *sn,
+			       const struct sk_buff *skb,
+			       const struct nfg_sc_pkt *p,
+			       const struct nfg_sc_flow *f,
+			       struct nfg_sc_opts *syn)
+{
+	const struct nfg_sc_secret_rcu *sec;
+	struct nfg_sc_opts dec, ack;
+
+	sec = rcu_dereference(sn->secret);
+	if (nfg_sc_cookie_check(&sec->s, f, ntohl(p->th->seq) - 1,
+				ntohl(p->th->ack_seq) - 1,
+				nfg_sc_proxy_counter(), &dec))
+		return false;
+	if (nfg_sc_get_opts(skb, p, &ack))
+		memset(&ack, 0, sizeof(ack));	/* send the SYN without TS */
+	nfg_sc_proxy_syn(&dec, &ack, syn);
+	return true;
+}
+
+/* The conntrack entry of this flow (original direction), referenced, or NULL. */
+static struct nf_conn *nfg_sc_ct_find(struct net *net,
+				      const struct nfg_sc_flow *f)
+{
+	struct nf_conntrack_tuple_hash *h;
+	struct nf_conntrack_tuple t;
+
+	memset(&t, 0, sizeof(t));
+	t.src.l3num = f->family == NFPROTO_IPV6 ? AF_INET6 : AF_INET;
+	memcpy(&t.src.u3, f->saddr, sizeof(t.src.u3));
+	memcpy(&t.dst.u3, f->daddr, sizeof(t.dst.u3));
+	t.src.u.tcp.port = (__force __be16)f->sport;
+	t.dst.u.tcp.port = (__force __be16)f->dport;
+	t.dst.protonum = IPPROTO_TCP;
+	t.dst.dir = IP_CT_DIR_ORIGINAL;
+	h = nf_conntrack_find_get(net, &nf_ct_zone_dflt, &t);
+	return h ? nf_ct_tuplehash_to_ctrack(h) : NULL;
+}
+
+/*
+ * nf_synproxy_core's hooks record the ISN relayed in the SYN's ack_seq
+ * (and the timestamp it echoes) when they see the SYN leave; they skip
+ * loopback packets, so for a server on this host the entry is completed
+ * here, after the SYN went out. Only while it is still in SYN_SENT.
+ */
+static void nfg_sc_proxy_record(struct net *net, const struct nfg_sc_flow *f,
+				u32 cookie, const struct nfg_sc_opts *syn)
+{
+	struct nf_conn_synproxy *sp;
+	struct nf_conn *ct;
+
+	ct = nfg_sc_ct_find(net, f);
+	if (!ct)
+		return;
+	sp = nfct_synproxy(ct);
+	if (sp && READ_ONCE(ct->proto.tcp.state) == TCP_CONNTRACK_SYN_SENT) {
+		WRITE_ONCE(sp->isn, cookie);
+		if (syn->ts)
+			WRITE_ONCE(sp->its, syn->tsecr);
+	}
+	nf_ct_put(ct);
+}
+
+/* Fill the TCP header of the SYN sent to the server for the client's ACK @oth. */
+static struct tcphdr *nfg_sc_put_syn(struct sk_buff *nskb,
+				     const struct tcphdr *oth,
+				     const struct nfg_sc_opts *syn)
+{
+	u8 opts[NFG_SC_SYNACK_OPTLEN];
+	unsigned int optlen = nfg_sc_build_opts(opts, syn);
+	struct tcphdr *nth;
+
+	skb_reset_transport_header(nskb);
+	nth = skb_put_zero(nskb, sizeof(*nth) + optlen);
+	nth->source = oth->source;
+	nth->dest = oth->dest;
+	nth->seq = htonl(ntohl(oth->seq) - 1);
+	/* relays the cookie (the client's idea of the server's ISN) */
+	nth->ack_seq = htonl(ntohl(oth->ack_seq) - 1);
+	nth->doff = (sizeof(*nth) + optlen) / 4;
+	nth->syn = 1;
+	nth->window = oth->window;
+	memcpy(nth + 1, opts, optlen);
+	return nth;
+}
+
+/* The SYN goes out with the synproxy template: its conntrack entry gets the extensions. */
+static void nfg_sc_set_tmpl(struct net *net, struct sk_buff *nskb)
+{
+	struct synproxy_net *snet = synproxy_pernet(net);
+
+	nf_ct_set(nskb, snet->tmpl, IP_CT_NEW);
+	nf_conntrack_get(&snet->tmpl->ct_general);
+}
+
+static int nfg_sc_send_syn4(struct net *net, const struct iphdr *oiph,
+			    const struct tcphdr *oth,
+			    const struct nfg_sc_opts *syn, bool *loop)
+{
+	struct flowi4 fl4 = {};
+	struct sk_buff *nskb;
+	struct tcphdr *nth;
+	struct iphdr *niph;
+	unsigned int tcplen;
+	struct rtable *rt;
+
+	fl4.flowi4_proto = IPPROTO_TCP;
+	fl4.saddr = oiph->saddr;
+	fl4.daddr = oiph->daddr;
+	fl4.fl4_sport = oth->source;
+	fl4.fl4_dport = oth->dest;
+	/* in the client's name */
+	fl4.flowi4_flags = FLOWI_FLAG_ANYSRC;
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	*loop = rt->dst.dev->flags & IFF_LOOPBACK;
+
+	nskb = nfg_sc_alloc(sizeof(*niph));
+	if (!nskb) {
+		ip_rt_put(rt);
+		return -ENOMEM;
+	}
+	nfg_sc_set_tmpl(net, nskb);
+	skb_dst_set(nskb, &rt->dst);
+	niph = skb_put_zero(nskb, sizeof(*niph));
+	niph->version = 4;
+	niph->ihl = sizeof(*niph) / 4;
+	niph->frag_off = htons(IP_DF);
+	niph->ttl = READ_ONCE(net->ipv4.sysctl_ip_default_ttl);
+	niph->protocol = IPPROTO_TCP;
+	niph->saddr = oiph->saddr;
+	niph->daddr = oiph->daddr;
+	nth = nfg_sc_put_syn(nskb, oth, syn);
+	tcplen = nskb->len - sizeof(*niph);
+	niph->tot_len = htons(nskb->len);
+	ip_send_check(niph);
+	nth->check = tcp_v4_check(tcplen, niph->saddr, niph->daddr,
+				  csum_partial(nth, tcplen, 0));
+	nskb->ip_summed = CHECKSUM_NONE;
+	nskb->protocol = htons(ETH_P_IP);
+	return ip_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
+}
+
+static int nfg_sc_send_syn6(struct net *net, const struct ipv6hdr *oip6h,
+			    const struct tcphdr *oth,
+			    const struct nfg_sc_opts *syn, bool *loop)
+{
+	struct flowi6 fl6 = {};
+	struct dst_entry *dst;
+	struct ipv6hdr *nip6h;
+	struct sk_buff *nskb;
+	struct tcphdr *nth;
+	unsigned int tcplen;
+
+	fl6.flowi6_proto = IPPROTO_TCP;
+	fl6.saddr = oip6h->saddr;
+	fl6.daddr = oip6h->daddr;
+	fl6.fl6_sport = oth->source;
+	fl6.fl6_dport = oth->dest;
+	dst = ip6_route_output(net, NULL, &fl6);
+	if (dst->error) {
+		dst_release(dst);
+		return -EHOSTUNREACH;
+	}
+	*loop = dst->dev->flags & IFF_LOOPBACK;
+
+	nskb = nfg_sc_alloc(sizeof(*nip6h));
+	if (!nskb) {
+		dst_release(dst);
+		return -ENOMEM;
+	}
+	nfg_sc_set_tmpl(net, nskb);
+	skb_dst_set(nskb, dst);
+	nip6h = skb_put_zero(nskb, sizeof(*nip6h));
+	ip6_flow_hdr(nip6h, 0, 0);
+	nip6h->nexthdr = IPPROTO_TCP;
+	nip6h->hop_limit = ip6_dst_hoplimit(dst);
+	nip6h->saddr = oip6h->saddr;
+	nip6h->daddr = oip6h->daddr;
+	nth = nfg_sc_put_syn(nskb, oth, syn);
+	tcplen = nskb->len - sizeof(*nip6h);
+	nip6h->payload_len = htons(tcplen);
+	nth->check = csum_ipv6_magic(&nip6h->saddr, &nip6h->daddr, tcplen,
+				     IPPROTO_TCP, csum_partial(nth, tcplen, 0));
+	nskb->ip_summed = CHECKSUM_NONE;
+	nskb->protocol = htons(ETH_P_IPV6);
+	return ip6_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
+}
+
+/* Send the server's SYN for the client's ACK; record the ISN if it looped. */
+static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
+				const struct nfg_sc_pkt *p,
+				const struct nfg_sc_flow *f,
+				const struct nfg_sc_opts *syn)
+{
+	bool loop = false;
+	int err;
+
+	if (f->family == NFPROTO_IPV6)
+		err = nfg_sc_send_syn6(net, ipv6_hdr(skb), p->th, syn, &loop);
+	else
+		err = nfg_sc_send_syn4(net, ip_hdr(skb), p->th, syn, &loop);
+	if (!err && loop)
+		nfg_sc_proxy_record(net, f, ntohl(p->th->ack_seq) - 1, syn);
+	return err;
+}
+
+/*
+ * An ACK (no SYN, no RST) in proxy mode:
+ *  - valid cookie, no conntrack entry: the handshake's ACK. Allowlist the
+ *    source, open the server's connection, consume the ACK;
+ *  - valid cookie, entry still in SYN_SENT: the server has not answered
+ *    yet (or its SYN was lost): send the SYN again, drop the ACK;
+ *  - valid cookie, entry past SYN_SENT (and not closed), or an invalid
+ *    cookie from an allowlisted source or for a tracked flow: an ordinary
+ *    segment, passed;
+ *  - otherwise: dropped, ack_invalid.
+ */
+static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
+				     const struct xt_syncookie_tginfo *info,
+				     struct net *net, const struct sk_buff *skb,
+				     const struct nfg_sc_pkt *p,
+				     const struct nfg_sc_flow *f)
+{
+	struct nfg_sc_opts syn;
+	struct nfg_sc_key k;
+	struct nf_conn *ct;
+	bool syn_sent;
+	u8 state;
+
+	if (!nfg_sc_proxy_valid(sn, skb, p, f, &syn)) {
+		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now()))
+			return XT_CONTINUE;
+		ct = nfg_sc_ct_find(net, f);
+		if (ct) {
+			nf_ct_put(ct);
+			return XT_CONTINUE;
+		}
+		this_cpu_inc(sn->stats->ack_invalid);
+		return NF_DROP;
+	}
+	ct = nfg_sc_ct_find(net, f);
+	if (ct) {
+		state = READ_ONCE(ct->proto.tcp.state);
+		syn_sent = nfct_synproxy(ct) && state == TCP_CONNTRACK_SYN_SENT;
+		nf_ct_put(ct);
+		if (syn_sent) {
+			if (nfg_sc_proxy_connect(net, skb, p, f, &syn))
+				this_cpu_inc(sn->stats->send_fail);
+			return NF_DROP;
+		}
+		/* an old entry of the same ports is reopened by the SYN */
+		if (state != TCP_CONNTRACK_TIME_WAIT &&
+		    state != TCP_CONNTRACK_CLOSE)
+			return XT_CONTINUE;
+	}
+	this_cpu_inc(sn->stats->ack_valid);
+	nfg_sc_allowlist_add(sn, info, p);
+	if (nfg_sc_proxy_connect(net, skb, p, f, &syn))
+		this_cpu_inc(sn->stats->send_fail);
+	else
+		this_cpu_inc(sn->stats->proxied);
+	return NF_DROP;
+}
+
+/* A SYN from a source not on the allowlist, proxy mode: our own cookie. */
+static void nfg_sc_proxy_syn_answer(struct nfg_sc_net *sn,
+				    const struct xt_syncookie_tginfo *info,
+				    struct net *net, const struct net_device *in,
+				    const struct sk_buff *skb,
+				    const struct nfg_sc_pkt *p,
+				    const struct nfg_sc_flow *f,
+				    const struct nfg_sc_opts *c)
+{
+	struct nfg_sc_opts s;
+	u32 cookie;
+	int err;
+
+	cookie = nfg_sc_proxy_answer(sn, info, net, in, f, ntohl(p->th->seq), c,
+				     &s);
+	if (f->family == NFPROTO_IPV6)
+		err = nfg_sc_send_synack6(net, in, ipv6_hdr(skb), p->th, cookie,
+					  &s, 0);
+	else
+		err = nfg_sc_send_synack4(net, ip_hdr(skb), p->th, cookie, &s,
+					  0);
+	if (err)
+		this_cpu_inc(sn->stats->send_fail);
+	else
+		this_cpu_inc(sn->stats->cookie_sent);
+}
+
+/*
+ * Proxy mode, both families (verdicts in the man page). Unlike local mode
+ * the cookie of every ACK is checked, allowlisted source or not: a
+ * client's second connection may finish its handshake after its first one
+ * put it on the allowlist, and that ACK must open a proxied connection too.
+ */
+static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
+				 const struct xt_syncookie_tginfo *info,
+				 struct net *net, const struct net_device *in,
+				 const struct sk_buff *skb,
+				 const struct xt_action_param *par,
+				 struct nfg_sc_pkt *p)
+{
+	const struct tcphdr *th;
+	struct nfg_sc_flow flow, *f = &flow;
+	struct nfg_sc_opts c;
+	struct nfg_sc_key k;
+
+	if (!nfg_sc_pkt_get(skb, par, p)) {
+		this_cpu_inc(sn->stats->malformed);
+		return NF_DROP;
+	}
+	th = p->th;
+	if (p->family == NFPROTO_IPV6)
+		nfg_sc_flow6(f, ipv6_hdr(skb), th);
+	else
+		nfg_sc_flow4(f, ip_hdr(skb), th);
+	if (th->syn) {
+		if (th->ack)
+			return XT_CONTINUE;	/* a reply to our own connection */
+		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
+			this_cpu_inc(sn->stats->allowlist_hit);
+			return XT_CONTINUE;
+		}
+		this_cpu_inc(sn->stats->syn_seen);
+		if (th->fin || th->rst || p->payload ||
+		    nfg_sc_get_opts(skb, p, &c)) {
+			this_cpu_inc(sn->stats->malformed);
+			return NF_DROP;
+		}
+		nfg_sc_proxy_syn_answer(sn, info, net, in, skb, p, f, &c);
+		return NF_DROP;
+	}
+	if (th->ack && !th->rst)
+		return nfg_sc_proxy_ack(sn, info, net, skb, p, f);
+	return XT_CONTINUE;
+}
+
 static unsigned int syncookie_tg4(struct sk_buff *skb,
 				  const struct xt_action_param *par)
 {
@@ -420,6 +850,11 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 	memset(p.saddr, 0, sizeof(p.saddr));
 	p.saddr[0] = (__force u32)iph->saddr;
 	p.family = NFPROTO_IPV4;
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY) {
+		if (nfg_sc_looped(skb))
+			return XT_CONTINUE;
+		return nfg_sc_proxy(sn, info, net, in, skb, par, &p);
+	}
 	v = nfg_sc_classify(sn, info, skb, par, &p);
 	if (v == NFG_SC_DO_SYN) {
 		if (nfg_sc_get_opts(skb, &p, &c)) {
@@ -431,7 +866,8 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 		st = secure_tcp_seq_and_ts_off(net, iph->daddr, iph->saddr,
 					       p.th->dest, p.th->source);
 		nfg_sc_synack_opts(net, info, in, NFPROTO_IPV4, &c, st.ts_off, &s);
-		if (nfg_sc_send_synack4(net, iph, p.th, isn, &s))
+		if (nfg_sc_send_synack4(net, iph, p.th, isn, &s,
+					NFG_SC_SYNACK_WINDOW))
 			this_cpu_inc(sn->stats->send_fail);
 		else
 			this_cpu_inc(sn->stats->cookie_sent);
@@ -476,6 +912,11 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	}
 	memcpy(p.saddr, &ip6h->saddr, sizeof(p.saddr));
 	p.family = NFPROTO_IPV6;
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY) {
+		if (nfg_sc_looped(skb))
+			return XT_CONTINUE;
+		return nfg_sc_proxy(sn, info, net, in, skb, par, &p);
+	}
 	v = nfg_sc_classify(sn, info, skb, par, &p);
 	if (v == NFG_SC_DO_SYN) {
 		if (nfg_sc_get_opts(skb, &p, &c)) {
@@ -488,7 +929,8 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 						 ip6h->saddr.s6_addr32,
 						 p.th->dest, p.th->source);
 		nfg_sc_synack_opts(net, info, in, NFPROTO_IPV6, &c, st.ts_off, &s);
-		if (nfg_sc_send_synack6(net, in, ip6h, p.th, isn, &s))
+		if (nfg_sc_send_synack6(net, in, ip6h, p.th, isn, &s,
+					NFG_SC_SYNACK_WINDOW))
 			this_cpu_inc(sn->stats->send_fail);
 		else
 			this_cpu_inc(sn->stats->cookie_sent);
@@ -509,6 +951,45 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	return v;
 }
 
+/*
+ * Proxy mode needs conntrack in this netns and nf_synproxy_core's hooks
+ * (both reference counted by their owners); a rule holds one of each.
+ */
+static int syncookie_proxy_get(struct net *net, u8 family)
+{
+	struct synproxy_net *snet = synproxy_pernet(net);
+	int err;
+
+	err = nf_ct_netns_get(net, family);
+	if (err)
+		goto err_out;
+	if (family == NFPROTO_IPV6)
+		err = nf_synproxy_ipv6_init(snet, net);
+	else
+		err = nf_synproxy_ipv4_init(snet, net);
+	if (err)
+		goto err_ct;
+	return 0;
+
+err_ct:
+	nf_ct_netns_put(net, family);
+err_out:
+	pr_info_ratelimited("SYNCOOKIE: proxy mode: cannot enable conntrack/synproxy hooks (%d)\n",
+			    err);
+	return err;
+}
+
+static void syncookie_proxy_put(struct net *net, u8 family)
+{
+	struct synproxy_net *snet = synproxy_pernet(net);
+
+	if (family == NFPROTO_IPV6)
+		nf_synproxy_ipv6_fini(snet, net);
+	else
+		nf_synproxy_ipv4_fini(snet, net);
+	nf_ct_netns_put(net, family);
+}
+
 static int syncookie_tg_check(const struct xt_tgchk_param *par)
 {
 	struct xt_syncookie_tginfo *info = par->targinfo;
@@ -527,11 +1008,8 @@ static int syncookie_tg_check(const struct xt_tgchk_param *par)
 		pr_info_ratelimited("SYNCOOKIE: unknown flags 0x%x\n", info->flags);
 		return -EINVAL;
 	}
-	if (info->mode == XT_SYNCOOKIE_MODE_PROXY) {
-		pr_info_ratelimited("SYNCOOKIE: --mode proxy is not implemented yet; use --mode local\n");
-		return -EOPNOTSUPP;
-	}
-	if (info->mode != XT_SYNCOOKIE_MODE_LOCAL) {
+	if (info->mode != XT_SYNCOOKIE_MODE_LOCAL &&
+	    info->mode != XT_SYNCOOKIE_MODE_PROXY) {
 		pr_info_ratelimited("SYNCOOKIE: unknown mode %u\n", info->mode);
 		return -EINVAL;
 	}
@@ -557,7 +1035,17 @@ static int syncookie_tg_check(const struct xt_tgchk_param *par)
 		return -EINVAL;
 	}
 	nfg_sc_prefix_mask(info->mask, info->prefix);
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY)
+		return syncookie_proxy_get(par->net, par->family);
 	return 0;
+}
+
+static void syncookie_tg_destroy(const struct xt_tgdtor_param *par)
+{
+	const struct xt_syncookie_tginfo *info = par->targinfo;
+
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY)
+		syncookie_proxy_put(par->net, par->family);
 }
 
 static struct xt_target syncookie_tg_reg[] __read_mostly = {
@@ -569,6 +1057,7 @@ static struct xt_target syncookie_tg_reg[] __read_mostly = {
 		.hooks		= 1 << NF_INET_PRE_ROUTING,
 		.proto		= IPPROTO_TCP,
 		.checkentry	= syncookie_tg_check,
+		.destroy	= syncookie_tg_destroy,
 		.target		= syncookie_tg4,
 		.targetsize	= sizeof(struct xt_syncookie_tginfo),
 		.usersize	= offsetof(struct xt_syncookie_tginfo, mask),
@@ -582,6 +1071,7 @@ static struct xt_target syncookie_tg_reg[] __read_mostly = {
 		.hooks		= 1 << NF_INET_PRE_ROUTING,
 		.proto		= IPPROTO_TCP,
 		.checkentry	= syncookie_tg_check,
+		.destroy	= syncookie_tg_destroy,
 		.target		= syncookie_tg6,
 		.targetsize	= sizeof(struct xt_syncookie_tginfo),
 		.usersize	= offsetof(struct xt_syncookie_tginfo, mask),

@@ -2,12 +2,11 @@
 /*
  * iptables/ip6tables plugin of the nfguard "SYNCOOKIE" target:
  *
- *	-t raw -A PREROUTING -p tcp ... -j SYNCOOKIE --mode local
+ *	-t raw -A PREROUTING -p tcp ... -j SYNCOOKIE [--mode proxy|local]
  *	   [--mss N] [--wscale N] [--sack-perm] [--timestamp]
  *	   [--allowlist-timeout SECONDS] [--allowlist-mask PREFIX]
  *
- * --mode proxy (the spec's default) is not implemented yet: refused here
- * and by the kernel, with a message that says so. Values are checked here
+ * --mode proxy is the default. Values are checked here
  * and again in the kernel's checkentry. The table, chain and protocol are
  * checked here from the command line when iptables runs a single -A/-I/-R
  * (iptables-restore input is checked by the kernel: it refuses anything
@@ -37,7 +36,6 @@ enum {
 	O_TIMESTAMP,
 	O_TIMEOUT,
 	O_MASK,
-	F_MODE = 1 << O_MODE,
 };
 
 static const struct xt_option_entry syncookie_tg_opts[] = {
@@ -56,12 +54,14 @@ static void syncookie_tg_help(void)
 	printf(
 "SYNCOOKIE target options:\n"
 "  (raw table, PREROUTING, -p tcp; see nfguard-extensions(8))\n"
-"  --mode local|proxy          local: hand validated ACKs to the local listener\n"
-"                              (proxy is not implemented yet)\n"
+"  --mode proxy|local          proxy (default): open the connection to the server\n"
+"                              (local or forwarded) for a validated client;\n"
+"                              local: hand validated ACKs to the local listener\n"
 "  --mss N                     MSS the SYN-ACK advertises (88-65535; default: MTU-40/60)\n"
-"  --wscale N                  window scale the SYN-ACK advertises (0-14; default: as the kernel)\n"
-"  --sack-perm                 advertise SACK (with --timestamp)\n"
-"  --timestamp                 advertise timestamps (carry window scale and SACK)\n"
+"  --wscale N                  window scale the SYN-ACK advertises (0-14; default: as the kernel;\n"
+"                              proxy: at most the server's)\n"
+"  --sack-perm                 advertise SACK (local mode: with --timestamp)\n"
+"  --timestamp                 advertise timestamps\n"
 "  --allowlist-timeout SECONDS how long a proven source stays allowlisted (default 300)\n"
 "  --allowlist-mask PREFIX     allowlist sources by prefix (default 32 / 128)\n");
 }
@@ -217,13 +217,11 @@ static void syncookie_tg_check(struct xt_fcheck_call *cb)
 	const struct xt_syncookie_tginfo *info = cb->data;
 	struct syncookie_cmdline c;
 
-	if (!(cb->xflags & F_MODE) || info->mode == XT_SYNCOOKIE_MODE_PROXY)
-		xtables_error(PARAMETER_PROBLEM,
-			      "SYNCOOKIE: proxy mode (the default) is not implemented yet; use --mode local to hand validated connections to a local listener");
-	if ((info->flags & XT_SYNCOOKIE_SACK_PERM) &&
+	if (info->mode == XT_SYNCOOKIE_MODE_LOCAL &&
+	    (info->flags & XT_SYNCOOKIE_SACK_PERM) &&
 	    !(info->flags & XT_SYNCOOKIE_TIMESTAMP))
 		xtables_error(PARAMETER_PROBLEM,
-			      "SYNCOOKIE: --sack-perm needs --timestamp (SACK is remembered inside the timestamp)");
+			      "SYNCOOKIE: --mode local: --sack-perm needs --timestamp (SACK is remembered inside the timestamp)");
 	if (!syncookie_read_cmdline(&c))
 		return;
 	if (strcmp(c.table, "raw"))

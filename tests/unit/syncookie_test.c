@@ -5,7 +5,8 @@
  * parsing (well-formed and malformed blocks) and building, the kernel's
  * timestamp encoding, nfguard's SipHash cookie (round trip of every
  * option, rejection of any changed field, the time window, secret
- * rotation), and the allowlist (add, refresh, expiry, delete, flush,
+ * rotation), proxy mode's option negotiation (client SYN -> SYN-ACK and
+ * cookie -> ACK -> the server's SYN), and the allowlist (add, refresh, expiry, delete, flush,
  * bounded size with LRU eviction, walk, allocation failure). After every
  * test: no WARN, no leaked allocation, live_objects back to zero.
  */
@@ -524,6 +525,122 @@ static void test_al_walk(void)
 	nfg_sc_al_destroy(&al);
 }
 
+/* ---- proxy mode: option negotiation ------------------------------------ */
+
+static struct nfg_sc_opts client_syn(u16 mss, u8 ws, bool sack, bool ts)
+{
+	struct nfg_sc_opts c;
+
+	memset(&c, 0, sizeof(c));
+	c.mss = mss;
+	c.wscale = ws;
+	c.sack = sack;
+	c.ts = ts;
+	c.tsval = ts ? 0x11223344 : 0;
+	return c;
+}
+
+static void test_proxy_synack(void)
+{
+	struct nfg_sc_proxy_cfg all = { .mss = 1400, .wscale = 7, .sack = true, .ts = true };
+	struct nfg_sc_proxy_cfg none = { .mss = 1300, .wscale = 3 };
+	struct nfg_sc_opts c, sa, enc;
+
+	/* everything offered and allowed */
+	c = client_syn(1460, 9, true, true);
+	nfg_sc_proxy_synack(&c, &all, 5000, &sa, &enc);
+	CHECK_EQ(sa.mss, 1400);
+	CHECK_EQ(sa.wscale, 7);
+	CHECK(sa.sack);
+	CHECK(sa.ts);
+	CHECK_EQ(sa.tsval, 5000);
+	CHECK_EQ(sa.tsecr, 0x11223344);
+	CHECK_EQ(enc.mss, 1460);
+	CHECK_EQ(enc.wscale, 9);
+	CHECK(enc.sack);
+	/* window scale and SACK without timestamps (the cookie keeps them) */
+	c = client_syn(1460, 2, true, false);
+	nfg_sc_proxy_synack(&c, &all, 5000, &sa, &enc);
+	CHECK(!sa.ts);
+	CHECK_EQ(sa.wscale, 7);
+	CHECK(sa.sack);
+	CHECK_EQ(enc.wscale, 2);
+	CHECK(enc.sack);
+	/* the rule allows neither SACK nor timestamps: window scale still kept */
+	c = client_syn(1460, 2, true, true);
+	nfg_sc_proxy_synack(&c, &none, 5000, &sa, &enc);
+	CHECK_EQ(sa.mss, 1300);
+	CHECK(!sa.ts);
+	CHECK(!sa.sack);
+	CHECK(!enc.sack);
+	CHECK_EQ(sa.wscale, 3);
+	CHECK_EQ(enc.wscale, 2);
+	/* a client without window scaling gets none, and none is remembered */
+	c = client_syn(536, NFG_SC_WSCALE_NONE, false, false);
+	nfg_sc_proxy_synack(&c, &all, 5000, &sa, &enc);
+	CHECK_EQ(sa.wscale, NFG_SC_WSCALE_NONE);
+	CHECK_EQ(enc.wscale, NFG_SC_WSCALE_NONE);
+	CHECK(!sa.sack);
+	CHECK_EQ(enc.mss, 536);
+	/* no MSS option: RFC default 536 */
+	c = client_syn(0, NFG_SC_WSCALE_NONE, false, false);
+	nfg_sc_proxy_synack(&c, &all, 5000, &sa, &enc);
+	CHECK_EQ(enc.mss, 536);
+	CHECK_EQ(sa.mss, 1400);
+}
+
+/* client SYN -> SYN-ACK + cookie -> client ACK -> the server's SYN */
+static void test_proxy_roundtrip(void)
+{
+	struct nfg_sc_proxy_cfg cfg = { .mss = 1460, .wscale = 7, .sack = true, .ts = true };
+	struct nfg_sc_secret s = { .key = { { { 5, 6 } } } };
+	struct nfg_sc_flow f = flow4();
+	struct nfg_sc_opts c, sa, enc, dec, ack, syn;
+	static const u16 mss[] = { 536, 1220, 1400, 1460, 9000 };
+	unsigned int i, ws, sack, ts;
+	u8 buf[NFG_SC_SYNACK_OPTLEN], parsed_len;
+	struct nfg_sc_opts parsed;
+	u32 cookie;
+
+	for (i = 0; i < ARRAY_SIZE(mss); i++)
+		for (ws = 0; ws <= NFG_SC_WSCALE_NONE; ws += 5)
+			for (sack = 0; sack < 2; sack++)
+				for (ts = 0; ts < 2; ts++) {
+					c = client_syn(mss[i], ws > 14 ? NFG_SC_WSCALE_NONE : ws,
+						       sack, ts);
+					nfg_sc_proxy_synack(&c, &cfg, 777, &sa, &enc);
+					cookie = nfg_sc_cookie_make(&s.key[0], &f, 4242, 9, &enc);
+					/* the client's ACK echoes the SYN-ACK's timestamp */
+					memset(&ack, 0, sizeof(ack));
+					ack.ts = sa.ts;
+					ack.tsval = ack.ts ? 0x11223350 : 0;
+					ack.tsecr = ack.ts ? sa.tsval : 0;
+					CHECK_EQ(nfg_sc_cookie_check(&s, &f, 4242, cookie, 10, &dec), 0);
+					nfg_sc_proxy_syn(&dec, &ack, &syn);
+					CHECK_EQ(syn.mss, nfg_sc_mss_table[nfg_sc_mss_index(mss[i])]);
+					CHECK_EQ(syn.wscale, c.wscale);
+					CHECK_EQ(syn.sack, (bool)sack);
+					CHECK_EQ(syn.ts, (bool)ts);
+					if (ts) {
+						CHECK_EQ(syn.tsval, 0x11223350);
+						CHECK_EQ(syn.tsecr, 777);
+					}
+					/* the SYN's option block parses back */
+					parsed_len = nfg_sc_build_opts(buf, &syn);
+					CHECK_EQ(parsed_len % 4, 0);
+					CHECK_EQ(nfg_sc_parse_opts(buf, parsed_len, &parsed), 0);
+					CHECK_EQ(parsed.mss, syn.mss);
+					CHECK_EQ(parsed.wscale, syn.wscale);
+					CHECK_EQ(parsed.sack, syn.sack);
+					CHECK_EQ(parsed.ts, syn.ts);
+				}
+	/* the counter */
+	CHECK_EQ(nfg_sc_counter(0), 0);
+	CHECK_EQ(nfg_sc_counter(NFG_SC_COUNTER_SECS - 1), 0);
+	CHECK_EQ(nfg_sc_counter(NFG_SC_COUNTER_SECS), 1);
+	CHECK_EQ(nfg_sc_counter(((u64)1 << 32) * NFG_SC_COUNTER_SECS + 3), 0);
+}
+
 int main(void)
 {
 	run("siphash_vector", test_siphash_vector);
@@ -536,6 +653,8 @@ int main(void)
 	run("cookie_reject", test_cookie_reject);
 	run("cookie_time_window", test_cookie_time_window);
 	run("cookie_rotation", test_cookie_rotation);
+	run("proxy_synack", test_proxy_synack);
+	run("proxy_roundtrip", test_proxy_roundtrip);
 	run("al_init_checks", test_al_init_checks);
 	run("al_add_lookup_expire", test_al_add_lookup_expire);
 	run("al_masking", test_al_masking);

@@ -4,16 +4,19 @@
 tests/vm/cases/syncookie_*.sh; runs in the client's netns, whose kernel
 must not answer the SYN-ACK with a RST: the caller drops outgoing RSTs).
 
-usage: syncookie_handshake.py SRC DST PORT VARIANT EXPECT_MSS
+usage: syncookie_handshake.py SRC DST PORT VARIANT EXPECT_MSS [local|proxy]
   VARIANT: full | nots | nosack | nows | mss536
   EXPECT_MSS: the MSS option the SYN-ACK must carry (the rule's --mss)
+  mode: the rule's --mode (default local)
 
 Sends a SYN with the variant's options, checks the SYN-ACK (MSS, and that
 window scaling / SACK / timestamps are offered exactly when they can be
-remembered: only together with timestamps), completes the handshake with
-the cookie, sends an HTTP request and checks the server acknowledges it
-(a socket exists) and answers with data. Prints "ok VARIANT" or a reason
-and exits 1.
+remembered: local mode only together with timestamps, proxy mode whenever
+the client offers them; proxy mode's SYN-ACK offers a zero window),
+completes the handshake with the cookie (proxy mode: then waits for the
+window the server's connection opens), sends an HTTP request and checks
+the server acknowledges it (a socket exists) and answers with data.
+Prints "ok VARIANT" or a reason and exits 1.
 """
 import random
 import sys
@@ -34,6 +37,7 @@ def opt(pkt, name):
 def main():
     src, dst, dport, variant, expect_mss = (sys.argv[1], sys.argv[2], int(sys.argv[3]),
                                            sys.argv[4], int(sys.argv[5]))
+    proxy = len(sys.argv) > 6 and sys.argv[6] == "proxy"
     v6 = ":" in dst
     ts = variant != "nots"
     sack = variant != "nosack"
@@ -81,15 +85,34 @@ def main():
     has_sack = opt(synack, "SAckOK") is not None
     if has_ts != ts:
         errs.append("SYN-ACK timestamp %s, client offered %s" % (has_ts, ts))
-    if has_ws != (ts and ws):
-        errs.append("SYN-ACK window scale %s, expected %s" % (has_ws, ts and ws))
-    if has_sack != (ts and sack):
-        errs.append("SYN-ACK SACK %s, expected %s" % (has_sack, ts and sack))
+    want_ws, want_sack = (ws, sack) if proxy else (ts and ws, ts and sack)
+    if has_ws != want_ws:
+        errs.append("SYN-ACK window scale %s, expected %s" % (has_ws, want_ws))
+    if has_sack != want_sack:
+        errs.append("SYN-ACK SACK %s, expected %s" % (has_sack, want_sack))
+    if proxy and t.window != 0:
+        errs.append("SYN-ACK window %d, expected 0" % t.window)
     aopts = []
     win = 502 if has_ws else 64000  # about 64 KB either way
     if has_ts:
         aopts = [("NOP", None), ("NOP", None), ("Timestamp", (12346, opt(synack, "Timestamp")[0]))]
     send(ip / TCP(sport=sport, dport=dport, flags="A", seq=seq + 1, ack=t.seq + 1, window=win, options=aopts))
+    if proxy:
+        # the server's connection opens the window
+        update = None
+        deadline = time.time() + 15
+        while time.time() < deadline and update is None:
+            for p in list(got):
+                if p[TCP].flags == "A" and p[TCP].window > 0 and p[TCP].seq == t.seq + 1:
+                    update = p
+                    break
+            time.sleep(0.1)
+        if update is None:
+            sn.stop()
+            print("%s: no window update after the cookie ACK" % variant)
+            return 1
+        if has_ts and opt(update, "Timestamp") is not None:
+            aopts = [("NOP", None), ("NOP", None), ("Timestamp", (12347, opt(update, "Timestamp")[0]))]
     req = b"GET /small HTTP/1.0\r\n\r\n"
     send(ip / TCP(sport=sport, dport=dport, flags="PA", seq=seq + 1, ack=t.seq + 1, window=win, options=aopts) / req)
     acked = data = False

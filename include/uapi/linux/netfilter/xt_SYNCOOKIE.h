@@ -15,12 +15,12 @@
 #include <linux/types.h>
 
 enum xt_syncookie_mode {
-	XT_SYNCOOKIE_MODE_PROXY	= 0,	/* default in the spec; not implemented yet */
+	XT_SYNCOOKIE_MODE_PROXY	= 0,	/* default: SYNPROXY-style connection to the server */
 	XT_SYNCOOKIE_MODE_LOCAL	= 1,	/* the kernel's cookie, local listener */
 };
 
 enum xt_syncookie_flags {
-	XT_SYNCOOKIE_SACK_PERM	= 1 << 0,	/* advertise SACK (needs timestamps) */
+	XT_SYNCOOKIE_SACK_PERM	= 1 << 0,	/* advertise SACK (local mode: needs timestamps) */
 	XT_SYNCOOKIE_TIMESTAMP	= 1 << 1,	/* advertise timestamps */
 	XT_SYNCOOKIE_MSS	= 1 << 2,	/* @mss given (else from the device MTU) */
 	XT_SYNCOOKIE_WSCALE	= 1 << 3,	/* @wscale given (else as the kernel) */
