@@ -181,8 +181,8 @@ demo: deps
 
 .PHONY: demo-run
 demo-run:
-	@rc=0; ./tests/vm/run.sh -k $(DEMO_KABI) -t 600 -o $(B)/vm/demo tests/demo/demo.sh || rc=$$?; \
-		cat $(B)/vm/demo/case.001.log 2>/dev/null; \
+	@rc=0; ./tests/vm/run.sh -k $(DEMO_KABI) -t 600 -o $(B)/vm/demo tests/demo/demo.sh tests/demo/syncookie.sh || rc=$$?; \
+		cat $(B)/vm/demo/case.001.log $(B)/vm/demo/case.002.log 2>/dev/null; \
 		echo "(guest console: $(B)/vm/demo/console.log)"; exit $$rc
 
 bench: all
