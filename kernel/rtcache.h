@@ -48,6 +48,8 @@ struct nfg_rtc_net {
 	struct delayed_work	gc;
 	/* Only the GC work uses it (one instance at a time). */
 	struct rhashtable_iter	gc_iter;
+	/* Packets seen per direction before learning: racy hints, no lock. */
+	u64			door[NFG_RTC_DOOR_SLOTS];
 };
 
 extern const struct rhashtable_params nfg_rtc_params;

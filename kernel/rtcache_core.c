@@ -21,6 +21,20 @@
  * at the same address. The entry never dereferences the conntrack pointer:
  * it is only a key.
  *
+ * Learning late. Learning costs an allocation, a route reference and a
+ * table insert, wasted on a flow that ends before it reuses the route
+ * (DNS, one-packet UDP, scans: in the worst case every packet is a new
+ * conntrack). So a direction is learnt only on its learn_after-th packet
+ * (module parameter, default 2). The original direction's first packet is
+ * recognised for free: its conntrack is still unconfirmed (confirmation
+ * happens after FORWARD/INPUT), so with the default such a packet costs the
+ * target one test and nothing else. Other counts go through the door: a
+ * small per-netns array of slots, each holding a hash tag of (conntrack,
+ * id, direction) and the packets seen, written without locks. It is a
+ * hint: a collision restarts a count and only delays learning, and a
+ * direction that lost its entry (stale, purged) finds its count still
+ * there and is learnt again at once.
+ *
  * Using. The PREROUTING hook (priority NF_IP_PRI_LAST, after conntrack,
  * mangle and DNAT) looks the packet's (ct, dir) up under RCU. The entry is
  * used only if nfg_rtc_validate() says HIT (same conntrack id, identical
@@ -113,6 +127,58 @@ unsigned int nfg_rtc_clamp_max(unsigned int max)
 	if (max > NFG_RTC_MAX_ENTRIES_MAX)
 		return NFG_RTC_MAX_ENTRIES_MAX;
 	return max;
+}
+
+unsigned int nfg_rtc_clamp_learn_after(unsigned int n)
+{
+	if (n < NFG_RTC_LEARN_AFTER_MIN)
+		return NFG_RTC_LEARN_AFTER_MIN;
+	if (n > NFG_RTC_LEARN_AFTER_MAX)
+		return NFG_RTC_LEARN_AFTER_MAX;
+	return n;
+}
+
+/*
+ * The door's hash of (conntrack, direction) and conntrack id: the slot is
+ * taken from the low bits, the tag is the high 32 bits (a 64-bit mixer,
+ * splitmix64's finaliser).
+ */
+u64 nfg_rtc_door_hash(unsigned long hkey, u32 ct_id)
+{
+	u64 x = (u64)hkey ^ ((u64)ct_id << 32 | ct_id);
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * A packet of a direction with nothing cached went through the target: is
+ * it the learn_after-th? @slot is the door slot of @hash: tag (upper 32
+ * bits of the hash) and packets counted (lower 32 bits). @known is how many
+ * packets of the direction the caller knows went before this one without
+ * asking the door (1 for the original direction of a confirmed conntrack).
+ * Returns true to learn now; otherwise the slot now counts this packet.
+ * The slot is left alone when learning, so a direction that loses its
+ * entry is learnt again on its next packet.
+ */
+bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
+		       unsigned int learn_after)
+{
+	u32 tag = hash >> 32, seen = 0;
+	u64 old = *slot;
+
+	if ((u32)(old >> 32) == tag)
+		seen = (u32)old;
+	if (seen < known)
+		seen = known;
+	if (seen >= learn_after - 1)
+		return true;
+	*slot = (u64)tag << 32 | (seen + 1);
+	return false;
 }
 
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,

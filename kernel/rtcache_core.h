@@ -16,6 +16,18 @@
 #define NFG_RTC_MAX_ENTRIES_MAX		BIT(24)
 #define NFG_RTC_DEFAULT_MAX_ENTRIES	65536U
 
+/*
+ * Learning starts with a direction's learn_after-th packet (module
+ * parameter): a flow that never sends that many packets never pays for an
+ * entry. 1 learns on the first packet.
+ */
+#define NFG_RTC_LEARN_AFTER_MIN		1U
+#define NFG_RTC_LEARN_AFTER_MAX		255U
+#define NFG_RTC_DEFAULT_LEARN_AFTER	2U
+
+/* Slots of the per-netns door (packets seen per direction, a hint). */
+#define NFG_RTC_DOOR_SLOTS		512U
+
 /* DSCP part of the IPv4 TOS / IPv6 traffic class: ECN bits may change. */
 #define NFG_RTC_DSCP_MASK		0xfc
 
@@ -80,6 +92,10 @@ unsigned int nfg_rtc_high_water(unsigned int max);
 bool nfg_rtc_gc_evict(unsigned int count, unsigned int max, u32 now,
 		      u32 last_used, u32 idle_min);
 unsigned int nfg_rtc_clamp_max(unsigned int max);
+unsigned int nfg_rtc_clamp_learn_after(unsigned int n);
+u64 nfg_rtc_door_hash(unsigned long hkey, u32 ct_id);
+bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
+		       unsigned int learn_after);
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
 		       const struct nfg_rtc_stats *one);
 

@@ -57,6 +57,10 @@ static unsigned int max_entries = NFG_RTC_DEFAULT_MAX_ENTRIES;
 module_param(max_entries, uint, 0644);
 MODULE_PARM_DESC(max_entries, "bound of each netns's route cache (16..16777216, default 65536)");
 
+static unsigned int learn_after = NFG_RTC_DEFAULT_LEARN_AFTER;
+module_param(learn_after, uint, 0644);
+MODULE_PARM_DESC(learn_after, "learn a direction's route on its Nth packet (1..255, default 2)");
+
 atomic_t nfg_rtc_live_entries = ATOMIC_INIT(0);
 static unsigned int nfg_rtc_net_id __read_mostly;
 
@@ -75,6 +79,11 @@ struct nfg_rtc_net *nfg_rtc_pernet(struct net *net)
 unsigned int nfg_rtc_max_entries(void)
 {
 	return nfg_rtc_clamp_max(READ_ONCE(max_entries));
+}
+
+static unsigned int nfg_rtc_learn_after(void)
+{
+	return nfg_rtc_clamp_learn_after(READ_ONCE(learn_after));
 }
 
 static unsigned int nfg_rtc_fam_idx(u8 family)
@@ -265,6 +274,9 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	if (skb_dst(skb))
 		return NF_ACCEPT;
 	ct = nf_ct_get(skb, &ctinfo);
+	/* A new connection's first packet: nothing can be cached for it. */
+	if (ct && !nf_ct_is_confirmed(ct))
+		return NF_ACCEPT;
 	if (nfg_rtc_skip_skb(skb, ct))
 		return NF_ACCEPT;
 	if (!nfg_rtc_pkt_keys(skb, state->pf, state->in, &k))
@@ -297,6 +309,34 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 
 /* ---- the target: learn the route the packet got ------------------------- */
 
+/*
+ * Nothing is cached for this packet's direction: is it the one to learn on
+ * (learn_after; see "Learning late" in rtcache_core.c)? Lock-free: the
+ * door's slots are racy hints, read and written whole.
+ */
+static bool nfg_rtc_door(struct nfg_rtc_net *rn, unsigned long key,
+			 const struct nf_conn *ct, unsigned int dir,
+			 unsigned int n)
+{
+	/* A confirmed conntrack's first packet went before this one. */
+	u32 known = dir == IP_CT_DIR_ORIGINAL && nf_ct_is_confirmed(ct);
+	u64 hash, slot, old;
+	u64 *p;
+
+	/* Decided without the door (the default's original direction). */
+	if (known + 1 >= n)
+		return true;
+	hash = nfg_rtc_door_hash(key, nf_ct_get_id(ct));
+	p = &rn->door[hash & (NFG_RTC_DOOR_SLOTS - 1)];
+	slot = READ_ONCE(*p);
+	old = slot;
+	if (nfg_rtc_door_pass(&slot, hash, known, n))
+		return true;
+	if (slot != old)
+		WRITE_ONCE(*p, slot);
+	return false;
+}
+
 static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 			       const struct xt_action_param *par)
 {
@@ -308,8 +348,19 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	struct nfg_rtc_keys k;
 	struct nf_conn *ct;
 	unsigned long key;
+	unsigned int n;
 
 	ct = nf_ct_get(skb, &ctinfo);
+	n = nfg_rtc_learn_after();
+	/*
+	 * The cheapest test first: a new connection's first packet (its
+	 * conntrack is confirmed after this hook) is never the one to learn
+	 * on unless learn_after is 1, and every packet of a flood of new
+	 * connections is such a packet.
+	 */
+	if (n > 1 && ct && !nf_ct_is_confirmed(ct) &&
+	    CTINFO2DIR(ctinfo) == IP_CT_DIR_ORIGINAL)
+		return XT_CONTINUE;
 	if (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dst(skb, family))
 		return XT_CONTINUE;
 	if (!nfg_rtc_pkt_keys(skb, family, xt_in(par), &k))
@@ -322,6 +373,8 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	if (old && old->dst == dst && nfg_rtc_keys_equal(&old->l.keys, &k))
 		return XT_CONTINUE;
 	if (READ_ONCE(rn->dead))
+		return XT_CONTINUE;
+	if (!old && !nfg_rtc_door(rn, key, ct, CTINFO2DIR(ctinfo), n))
 		return XT_CONTINUE;
 	if (!old && !nfg_rtc_admit(atomic_read(&rn->table.nelems),
 				   nfg_rtc_max_entries())) {

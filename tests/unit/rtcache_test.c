@@ -4,7 +4,8 @@
  * userspace against tests/unit/shim with ASan and UBSan: hash keys per
  * (conntrack, direction), entry validation (conntrack id, every key
  * field), the table bound, GC eviction under pressure with a wrapping
- * clock, and counter sums.
+ * clock, counter sums, and the door that delays learning to a
+ * direction's learn_after-th packet.
  */
 #include "rtcache_core.c"
 
@@ -251,6 +252,104 @@ static void test_stats_add(void)
 	CHECK_EQ(sum.evict, 55);
 }
 
+static void test_clamp_learn_after(void)
+{
+	CHECK_EQ(nfg_rtc_clamp_learn_after(0), 1);
+	CHECK_EQ(nfg_rtc_clamp_learn_after(1), 1);
+	CHECK_EQ(nfg_rtc_clamp_learn_after(2), 2);
+	CHECK_EQ(nfg_rtc_clamp_learn_after(~0U), NFG_RTC_LEARN_AFTER_MAX);
+	CHECK_EQ(nfg_rtc_clamp_learn_after(NFG_RTC_DEFAULT_LEARN_AFTER), 2);
+}
+
+/* Packets of one direction until the door says learn (1-based). */
+static unsigned int door_learns_at(u64 *slot, u64 hash, u32 known,
+				   unsigned int n)
+{
+	unsigned int pkt;
+
+	for (pkt = 1; pkt <= 1000; pkt++)
+		if (nfg_rtc_door_pass(slot, hash, known, n))
+			return pkt;
+	return 0;
+}
+
+static void test_door_counts(void)
+{
+	u64 h = nfg_rtc_door_hash(0x1000, 7), slot;
+	unsigned int n;
+
+	/* learn_after 1: the first packet, the slot is never written. */
+	slot = 0;
+	CHECK(nfg_rtc_door_pass(&slot, h, 0, 1));
+	CHECK_EQ(slot, 0);
+	/* Reply direction (nothing known): learnt on packet n. */
+	for (n = 1; n <= 5; n++) {
+		slot = 0;
+		CHECK_EQ(door_learns_at(&slot, h, 0, n), n);
+	}
+	/*
+	 * Original direction of a confirmed conntrack: the creating packet
+	 * went by without the door, so with the default the first packet
+	 * the door sees is learnt, and with 3 the second.
+	 */
+	slot = 0;
+	CHECK_EQ(door_learns_at(&slot, h, 1, 2), 1);
+	CHECK_EQ(slot, 0);
+	slot = 0;
+	CHECK_EQ(door_learns_at(&slot, h, 1, 3), 2);
+	/* The largest bound is reached too. */
+	slot = 0;
+	CHECK_EQ(door_learns_at(&slot, h, 0, NFG_RTC_LEARN_AFTER_MAX),
+		 NFG_RTC_LEARN_AFTER_MAX);
+}
+
+static void test_door_relearn(void)
+{
+	u64 h = nfg_rtc_door_hash(0x2001, 9), slot = 0;
+
+	CHECK_EQ(door_learns_at(&slot, h, 0, 4), 4);
+	/* The entry went stale: the count is still there, learnt at once. */
+	CHECK(nfg_rtc_door_pass(&slot, h, 0, 4));
+	CHECK(nfg_rtc_door_pass(&slot, h, 0, 4));
+}
+
+static void test_door_collision(void)
+{
+	u64 a = nfg_rtc_door_hash(0x3000, 1);
+	u64 b = nfg_rtc_door_hash(0x3000, 2), slot = 0;
+
+	/* Same slot, other tag: a count restarts, it is only delayed. */
+	CHECK((u32)(a >> 32) != (u32)(b >> 32));
+	CHECK(!nfg_rtc_door_pass(&slot, a, 0, 3));
+	CHECK(!nfg_rtc_door_pass(&slot, a, 0, 3));
+	CHECK(!nfg_rtc_door_pass(&slot, b, 0, 3));
+	CHECK(!nfg_rtc_door_pass(&slot, a, 0, 3));
+	CHECK(!nfg_rtc_door_pass(&slot, a, 0, 3));
+	CHECK(nfg_rtc_door_pass(&slot, a, 0, 3));
+}
+
+static void test_door_hash(void)
+{
+	static long objs[2];
+	unsigned long k0 = nfg_rtc_hkey(&objs[0], 0);
+	unsigned long k1 = nfg_rtc_hkey(&objs[0], 1);
+	unsigned int slots[NFG_RTC_DOOR_SLOTS] = { 0 };
+	unsigned int i, used = 0;
+
+	/* Direction, conntrack and id each change the tag. */
+	CHECK(nfg_rtc_door_hash(k0, 5) >> 32 != nfg_rtc_door_hash(k1, 5) >> 32);
+	CHECK(nfg_rtc_door_hash(k0, 5) >> 32 != nfg_rtc_door_hash(k0, 6) >> 32);
+	CHECK(nfg_rtc_door_hash(k0, 5) >> 32 !=
+	      nfg_rtc_door_hash(nfg_rtc_hkey(&objs[1], 0), 5) >> 32);
+	/* Conntracks 256 bytes apart spread over the slots. */
+	for (i = 0; i < NFG_RTC_DOOR_SLOTS; i++)
+		slots[nfg_rtc_door_hash(0xffff888000000000UL + i * 256UL, i) &
+		      (NFG_RTC_DOOR_SLOTS - 1)]++;
+	for (i = 0; i < NFG_RTC_DOOR_SLOTS; i++)
+		used += slots[i] != 0;
+	CHECK(used > NFG_RTC_DOOR_SLOTS / 2);
+}
+
 int main(void)
 {
 	run("keys_no_padding", test_keys_no_padding);
@@ -264,6 +363,11 @@ int main(void)
 	run("gc_evict", test_gc_evict);
 	run("table_model", test_table_model);
 	run("stats_add", test_stats_add);
+	run("clamp_learn_after", test_clamp_learn_after);
+	run("door_counts", test_door_counts);
+	run("door_relearn", test_door_relearn);
+	run("door_collision", test_door_collision);
+	run("door_hash", test_door_hash);
 	printf("%u passed, %u failed\n", tests_passed, tests_failed);
 	return tests_failed ? 1 : 0;
 }

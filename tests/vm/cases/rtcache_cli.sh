@@ -16,10 +16,11 @@ nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -A FORWARD -j RTCACHE || nfg_fail "rule v
 nfg_ipt "$NFG_NS_R" nft 6 -t mangle -A FORWARD -j RTCACHE || nfg_fail "rule v6"
 rtc_sender_start a 4 5000
 rtc_sender_start b 6 5000
-rtc_send a 4
-rtc_send b 4
-rtc_wait_count 4 1 5000 4
-rtc_wait_count 6 1 5000 4
+# 5 packets each: learnt on the 2nd (learn_after 2), 3 hits each.
+rtc_send a 5
+rtc_send b 5
+rtc_wait_count 4 1 5000 5
+rtc_wait_count 6 1 5000 5
 
 out=$(nfg_router nfguard rtcache stats) || nfg_fail "rtcache stats"
 nfg_log "stats: $(echo "$out" | tr '\n' ' ')"
@@ -46,7 +47,7 @@ nfg_assert_eq 0 "$(rtc_stat entries)" "entries after flush"
 nfg_wait_until 30 rtc_live_is 0 || nfg_fail "references after flush: $(rtc_live)"
 nfg_assert_eq "" "$(nfg_router nfguard rtcache list)" "empty list"
 rtc_send a 2
-rtc_wait_count 4 1 5000 6
+rtc_wait_count 4 1 5000 7
 nfg_assert_eq 1 "$(rtc_stat entries)" "learnt again after flush"
 
 nfg_assert_fail "flush bogus family" nfg_router nfguard rtcache flush ipx

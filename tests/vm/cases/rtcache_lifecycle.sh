@@ -36,13 +36,14 @@ nfg_assert_eq 0 "$(rtc_live)" "nothing cached by refused rules"
 nfg_log "hooks only with rules"
 nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -A FORWARD -j RTCACHE || nfg_fail "rule"
 rtc_sender_start a 4 5000
-rtc_send a 5
-rtc_wait_count 4 1 5000 5
+# Learnt on the 2nd packet (learn_after 2), then 4 hits.
+rtc_send a 6
+rtc_wait_count 4 1 5000 6
 nfg_assert_eq 4 "$(rtc_stat hit)" "hits with the rule"
 nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F FORWARD
 nfg_assert_eq 0 "$(rtc_live)" "released with the last rule"
 rtc_send a 5
-rtc_wait_count 4 1 5000 10
+rtc_wait_count 4 1 5000 11
 nfg_assert_eq 4 "$(rtc_stat hit)" "no hits without rules"
 nfg_assert_eq 0 "$(rtc_stat entries)" "nothing learnt without rules"
 
@@ -65,7 +66,7 @@ rtc_route 4 1
 rtc_route 6 1
 rtc_send a 3
 rtc_send b 3
-rtc_wait_count 4 1 5000 13
+rtc_wait_count 4 1 5000 14
 rtc_wait_count 6 1 5000 3
 nfg_assert_eq 2 "$(rtc_live)" "routes cached over link 1"
 dmesg_before=$(dmesg | grep -c "unregister_netdevice: waiting")

@@ -38,14 +38,15 @@ scenario() {
 
 	rtc_sender_start "a$fam" "$fam" 5000
 	rtc_sender_start "b$fam" "$fam" 5001
-	rtc_send "a$fam" 1
-	rtc_send "b$fam" 1
-	expect "$fam" 1 0 0 1
+	# Two packets each: learnt on the second (learn_after 2).
+	rtc_send "a$fam" 2
+	rtc_send "b$fam" 2
+	expect "$fam" 2 0 0 2
 	nfg_assert_eq 2 "$(rtc_stat entries)" "one entry per flow"
 	hit=$(rtc_stat hit)
 	rtc_send "a$fam" 10
 	rtc_send "b$fam" 10
-	expect "$fam" 11 0 0 11
+	expect "$fam" 12 0 0 12
 	nfg_assert_eq $((hit + 20)) "$(rtc_stat hit)" "both flows served from the cache"
 
 	nfg_log "swap the routes mid-flow"
@@ -53,31 +54,31 @@ scenario() {
 	rtc_route "$fam" 1 table 100
 	rtc_send "a$fam" 1
 	rtc_send "b$fam" 1
-	expect "$fam" 11 1 1 11
+	expect "$fam" 12 1 1 12
 	hit=$(rtc_stat hit)
 	rtc_send "a$fam" 10
 	rtc_send "b$fam" 10
-	expect "$fam" 11 11 11 11
+	expect "$fam" 12 11 11 12
 	nfg_assert_eq $((hit + 20)) "$(rtc_stat hit)" "cached again after the change"
 
 	nfg_log "mark flow 5000 too, mid-flow"
 	nfg_ipt "$NFG_NS_R" "$v" "$fam" -t mangle -A PREROUTING -p udp --dport 5000 -j MARK --set-mark 1 ||
 		nfg_fail "second mark rule"
 	rtc_send "a$fam" 5
-	expect "$fam" 16 11 11 11
+	expect "$fam" 17 11 11 12
 
 	nfg_log "DSCP change mid-flow"
 	nfg_router ip -"$fam" rule add pref 10 tos 0x10 table 101 || nfg_fail "tos rule"
 	nfg_router ip -"$fam" route add "$svc" via "$(rtc_nh "$fam" 2)" table 101 || nfg_fail "table 101"
 	rtc_send "a$fam" 3
-	expect "$fam" 19 11 11 11
+	expect "$fam" 20 11 11 12
 	nfg_ipt "$NFG_NS_R" "$v" "$fam" -t mangle -A PREROUTING -p udp --dport 5000 -j DSCP --set-dscp 4 ||
 		nfg_fail "DSCP rule"
 	rtc_send "a$fam" 3
-	expect "$fam" 19 14 11 11
+	expect "$fam" 20 14 11 12
 	hit=$(rtc_stat hit)
 	rtc_send "a$fam" 4
-	expect "$fam" 19 18 11 11
+	expect "$fam" 20 18 11 12
 	nfg_assert_eq $((hit + 4)) "$(rtc_stat hit)" "the DSCP-routed flow is cached"
 
 	nfg_ipt "$NFG_NS_R" "$v" "$fam" -t mangle -F

@@ -2,8 +2,10 @@
 # nfg-case-timeout: 600
 # RTCACHE on a router with two next hops to the server's service address,
 # for IPv4 and IPv6, with iptables-legacy and iptables-nft: a long UDP flow
-# through "-t mangle -A FORWARD -j RTCACHE" is learnt once and then served
-# from the cache (hit counter grows with every packet, learn does not);
+# through "-t mangle -A FORWARD -j RTCACHE" is learnt once, on its second
+# packet (learn_after 2: the first one is routed and learns nothing), and
+# then served from the cache (hit counter grows with every packet, learn
+# does not);
 # "ip route replace" mid-flow moves the very next packet to the other link
 # (stale entry counted invalid, relearnt); taking the link down purges the
 # entries whose route used it; "conntrack -F" releases every entry (route
@@ -30,10 +32,15 @@ scenario() {
 	rtc_sender_start "$id" "$fam" 5000
 	rtc_send "$id" 1
 	rtc_wait_count "$fam" 1 5000 $((base1 + 1))
-	nfg_assert_eq $((learn + 1)) "$(rtc_stat learn)" "learnt after the first packet"
-	nfg_assert_eq 1 "$(rtc_stat entries)" "entries after the first packet"
+	nfg_assert_eq "$learn" "$(rtc_stat learn)" "nothing learnt from the first packet"
+	nfg_assert_eq 0 "$(rtc_stat entries)" "entries after the first packet"
+	rtc_send "$id" 1
+	rtc_wait_count "$fam" 1 5000 $((base1 + 2))
+	nfg_assert_eq $((learn + 1)) "$(rtc_stat learn)" "learnt on the second packet"
+	nfg_assert_eq 1 "$(rtc_stat entries)" "entries after the second packet"
+	nfg_assert_eq "$hit" "$(rtc_stat hit)" "no hit before the route is learnt"
 	rtc_send "$id" 20
-	rtc_wait_count "$fam" 1 5000 $((base1 + 21))
+	rtc_wait_count "$fam" 1 5000 $((base1 + 22))
 	nfg_assert_eq $((hit + 20)) "$(rtc_stat hit)" "every later packet hits the cache"
 	nfg_assert_eq $((learn + 1)) "$(rtc_stat learn)" "nothing learnt again on hits"
 	nfg_assert_eq "$base2" "$(rtc_count "$fam" 2 5000)" "nothing on link 2 yet"
@@ -44,14 +51,14 @@ scenario() {
 	rtc_route "$fam" 2
 	rtc_send "$id" 1
 	rtc_wait_count "$fam" 2 5000 $((base2 + 1))
-	nfg_assert_eq $((base1 + 21)) "$(rtc_count "$fam" 1 5000)" "the next packet left link 1"
+	nfg_assert_eq $((base1 + 22)) "$(rtc_count "$fam" 1 5000)" "the next packet left link 1"
 	nfg_assert_eq $((inval + 1)) "$(rtc_stat invalid)" "stale entry counted invalid"
 	nfg_assert_eq $((learn + 2)) "$(rtc_stat learn)" "new route learnt"
 	hit=$(rtc_stat hit)
 	rtc_send "$id" 10
 	rtc_wait_count "$fam" 2 5000 $((base2 + 11))
 	nfg_assert_eq $((hit + 10)) "$(rtc_stat hit)" "the new route is served from the cache"
-	nfg_assert_eq $((base1 + 21)) "$(rtc_count "$fam" 1 5000)" "link 1 stays quiet"
+	nfg_assert_eq $((base1 + 22)) "$(rtc_count "$fam" 1 5000)" "link 1 stays quiet"
 
 	nfg_log "link down purges"
 	nfg_assert_eq 1 "$(rtc_live)" "one route held"
@@ -63,7 +70,7 @@ scenario() {
 	nfg_router ip -6 addr replace fd00:3::1/64 dev eth2 nodad || nfg_fail "eth2 IPv6 address"
 	rtc_route "$fam" 1
 	rtc_send "$id" 5
-	rtc_wait_count "$fam" 1 5000 $((base1 + 26))
+	rtc_wait_count "$fam" 1 5000 $((base1 + 27))
 	nfg_assert_eq 1 "$(rtc_stat entries)" "relearnt over link 1"
 
 	nfg_log "conntrack -F releases"
@@ -71,7 +78,7 @@ scenario() {
 	nfg_wait_until 60 rtc_live_is 0 || nfg_fail "route references after conntrack -F: $(rtc_live)"
 	nfg_assert_eq 0 "$(rtc_stat entries)" "entries after conntrack -F"
 	rtc_send "$id" 3
-	rtc_wait_count "$fam" 1 5000 $((base1 + 29))
+	rtc_wait_count "$fam" 1 5000 $((base1 + 30))
 	nfg_assert_eq 1 "$(rtc_stat entries)" "the new conntrack is learnt"
 
 	nfg_log "rule removal releases"
@@ -80,7 +87,7 @@ scenario() {
 	nfg_assert_eq 0 "$(rtc_stat entries)" "entries after rule removal"
 	hit=$(rtc_stat hit)
 	rtc_send "$id" 3
-	rtc_wait_count "$fam" 1 5000 $((base1 + 32))
+	rtc_wait_count "$fam" 1 5000 $((base1 + 33))
 	nfg_assert_eq "$hit" "$(rtc_stat hit)" "no hook without rules"
 	nfg_router conntrack -F >/dev/null 2>&1
 }
