@@ -52,6 +52,7 @@
 #include <linux/netfilter.h>
 #include <linux/netlink.h>
 #include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_kconnlimit.h>
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -159,6 +160,7 @@ struct fz_cmddesc {
 	uint32_t	required;	/* bit per attribute type */
 	uint32_t	allowed;
 	bool		mutates;	/* the unpriv pass sends it */
+	bool		dump;		/* dump only: sent with NLM_F_DUMP */
 };
 
 struct fz_ctx;
@@ -184,6 +186,16 @@ struct fz_family {
 	void (*scratch_destroy)(struct fz_ctx *c, struct fz_msg *m, const char *n);
 	/* swap mode: exchange the first two targets (a lock-order stressor) */
 	void (*swap)(struct fz_ctx *c, struct fz_msg *m);
+	/* batch mode: one request of about @size bytes whose last part is bad */
+	void (*oversized)(struct fz_ctx *c, struct fz_msg *m, size_t size);
+	/* modes other than dumpdestroy need -t targets */
+	bool need_targets;
+	/*
+	 * Some mutating commands take no attribute at all (e.g. a flush):
+	 * attribute soup sent to a mutating command gets an unknown
+	 * attribute at the end, so that it must be rejected.
+	 */
+	bool soup_guard;
 };
 
 struct fz_ctx {
@@ -195,6 +207,19 @@ struct fz_ctx {
 };
 
 #define B(x) (1u << (x))
+
+/* The name part of target @i ("NAME:4" -> "NAME"), "" when there is none. */
+static const char *fz_target_name(struct fz_ctx *c, unsigned int i)
+{
+	static char name[64];
+	const char *t;
+
+	if (i >= c->ntargets)
+		return "";
+	t = c->targets[i];
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(t, ":"), t);
+	return name;
+}
 
 /* ---- rangeset ------------------------------------------------------------------ */
 
@@ -219,15 +244,15 @@ static const struct fz_attrdesc rs_attrs[] = {
 #define RS_E	B(NFG_RS_A_ELEMS)
 static const struct fz_cmddesc rs_cmds[] = {
 	{ NFG_RS_CMD_CREATE, RS_N | B(NFG_RS_A_FAMILY),
-	  RS_N | B(NFG_RS_A_FAMILY) | B(NFG_RS_A_MAXELEM), true },
-	{ NFG_RS_CMD_DESTROY, RS_N, RS_N, true },
-	{ NFG_RS_CMD_ADD, RS_N | RS_E, RS_N | RS_E, true },
-	{ NFG_RS_CMD_DEL, RS_N | RS_E, RS_N | RS_E, true },
-	{ NFG_RS_CMD_FLUSH, RS_N, RS_N, true },
-	{ NFG_RS_CMD_TEST, RS_N | RS_E, RS_N | RS_E, false },
-	{ NFG_RS_CMD_SWAP, RS_N | RS_N2, RS_N | RS_N2, true },
-	{ NFG_RS_CMD_RENAME, RS_N | RS_N2, RS_N | RS_N2, true },
-	{ NFG_RS_CMD_LIST, 0, RS_N, false },
+	  RS_N | B(NFG_RS_A_FAMILY) | B(NFG_RS_A_MAXELEM), true, false },
+	{ NFG_RS_CMD_DESTROY, RS_N, RS_N, true, false },
+	{ NFG_RS_CMD_ADD, RS_N | RS_E, RS_N | RS_E, true, false },
+	{ NFG_RS_CMD_DEL, RS_N | RS_E, RS_N | RS_E, true, false },
+	{ NFG_RS_CMD_FLUSH, RS_N, RS_N, true, false },
+	{ NFG_RS_CMD_TEST, RS_N | RS_E, RS_N | RS_E, false, false },
+	{ NFG_RS_CMD_SWAP, RS_N | RS_N2, RS_N | RS_N2, true, false },
+	{ NFG_RS_CMD_RENAME, RS_N | RS_N2, RS_N | RS_N2, true, false },
+	{ NFG_RS_CMD_LIST, 0, RS_N, false, false },
 };
 
 static void rs_elem(struct nlmsghdr *nlh, const void *s, const void *e,
@@ -544,6 +569,460 @@ static void rs_swap(struct fz_ctx *c, struct fz_msg *m)
 	snprintf(m->what, sizeof(m->what), "swap %s %s", na, nb);
 }
 
+/* ADD of many valid ranges in nests of 1000, the last range bad */
+static void rs_oversized(struct fz_ctx *c, struct fz_msg *m, size_t size)
+{
+	const char *t = c->targets[0], *colon = strrchr(t, ':');
+	bool v6 = colon && colon[1] == '6';
+	struct nlattr *es = NULL;
+	uint8_t addr[16] = { 0 };
+	unsigned int i;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - t), t);
+	m->nlh = msg_begin(c->buf, NFG_RS_CMD_ADD, 0);
+	put_str(m->nlh, NFG_RS_A_NAME, name);
+	for (i = 0; m->nlh->nlmsg_len < size; i++) {
+		if (i % 1000 == 0) {
+			if (es)
+				mnl_attr_nest_end(m->nlh, es);
+			es = nest(m->nlh, NFG_RS_A_ELEMS, true);
+		}
+		rs_valid_elem(m->nlh, v6, 0x0b000000 + i * 4, 1);
+	}
+	rs_elem(m->nlh, addr, addr, v6 ? 4 : 16);
+	mnl_attr_nest_end(m->nlh, es);
+	snprintf(m->what, sizeof(m->what), "%u ranges in %u bytes, the last bad", i + 1,
+		 m->nlh->nlmsg_len);
+}
+
+/* ---- kconnlimit ----------------------------------------------------------------- */
+
+static const struct fz_attrdesc kcl_attrs[] = {
+	{ NFG_KCL_A_ID,			K_U32, 0 },
+	{ NFG_KCL_A_NAME,		K_STR, XT_KCONNLIMIT_MAXNAMELEN },
+	{ NFG_KCL_A_FAMILY,		K_U8, 0 },
+	{ NFG_KCL_A_PREFIX,		K_U8, 0 },
+	{ NFG_KCL_A_FLAGS,		K_U8, 0 },
+	{ NFG_KCL_A_LIMIT,		K_U32, 0 },
+	{ NFG_KCL_A_KEYS,		K_U32, 0 },
+	{ NFG_KCL_A_CONNS,		K_U32, 0 },
+	{ NFG_KCL_A_SLOTS,		K_U32, 0 },
+	{ NFG_KCL_A_LOCKS,		K_U32, 0 },
+	{ NFG_KCL_A_MEMSIZE,		K_U64, 0 },
+	{ NFG_KCL_A_MATCHED,		K_U64, 0 },
+	{ NFG_KCL_A_OVER_LIMIT,		K_U64, 0 },
+	{ NFG_KCL_A_INSERTS,		K_U64, 0 },
+	{ NFG_KCL_A_GC_EVICTIONS,	K_U64, 0 },
+	{ NFG_KCL_A_CAP_HITS,		K_U64, 0 },
+	{ NFG_KCL_A_ALLOC_FAIL,		K_U64, 0 },
+	{ NFG_KCL_A_TOTAL_CONNS,	K_U64, 0 },
+	{ NFG_KCL_A_MAX_CONNS,		K_U64, 0 },
+	{ NFG_KCL_A_COUNT,		K_U32, 0 },
+	{ NFG_KCL_A_ENTRIES,		K_NEST, 0 },
+	{ NFG_KCL_A_ENTRY,		K_NEST, 0 },
+	{ NFG_KCL_A_PAD,		K_BIN, 8 },
+};
+
+/* Both commands are dumps that change nothing (the policy: NAME [, COUNT]). */
+static const struct fz_cmddesc kcl_cmds[] = {
+	{ NFG_KCL_CMD_LIST, 0, B(NFG_KCL_A_NAME), false, true },
+	{ NFG_KCL_CMD_TOP, 0, B(NFG_KCL_A_NAME) | B(NFG_KCL_A_COUNT), false, true },
+};
+
+static void kcl_semantic(struct fz_ctx *c, struct fz_msg *m)
+{
+	uint8_t cmd = coin(50) ? NFG_KCL_CMD_LIST : NFG_KCL_CMD_TOP;
+	const char *t = fz_target_name(c, rn(c->ntargets ? c->ntargets : 1));
+	unsigned int kind = rn(8), len;
+	char s[80];
+
+	m->expect = FZ_REJECT;
+	m->nlh = msg_begin(c->buf, kind < 2 ? NFG_KCL_CMD_TOP : cmd,
+			   kind == 6 ? 0 : NLM_F_DUMP);
+	switch (kind) {
+	case 0:
+		put_str(m->nlh, NFG_KCL_A_NAME, t);
+		mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, 0);
+		snprintf(m->what, sizeof(m->what), "top %s count 0", t);
+		return;
+	case 1:
+		mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, NFG_KCL_TOP_MAX + 1 + rn(1u << 30));
+		snprintf(m->what, sizeof(m->what), "top count above the maximum");
+		return;
+	case 2:	/* a name of 32..79 characters */
+		len = XT_KCONNLIMIT_MAXNAMELEN + rn(48);
+		memset(s, 'Z', len);
+		s[len] = 0;
+		put_str(m->nlh, NFG_KCL_A_NAME, s);
+		snprintf(m->what, sizeof(m->what), "cmd %u name of %u characters", cmd, len);
+		return;
+	case 3:	/* a name without its NUL */
+		len = strlen(t) ? strlen(t) : 1;
+		memset(s, 'Z', sizeof(s));
+		memcpy(s, t, strlen(t));
+		put_raw(m->nlh, NFG_KCL_A_NAME, (uint16_t)len, s, len);
+		snprintf(m->what, sizeof(m->what), "cmd %u name without NUL", cmd);
+		return;
+	case 4:	/* count as a u16 */
+		m->nlh = msg_begin(c->buf, NFG_KCL_CMD_TOP, NLM_F_DUMP);
+		put_raw(m->nlh, NFG_KCL_A_COUNT, 2, "\x05\x00", 2);
+		snprintf(m->what, sizeof(m->what), "top count of 2 bytes");
+		return;
+	case 5:	/* LIST does not take a count */
+		m->nlh = msg_begin(c->buf, NFG_KCL_CMD_LIST, NLM_F_DUMP);
+		put_str(m->nlh, NFG_KCL_A_NAME, t);
+		mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, 5);
+		snprintf(m->what, sizeof(m->what), "list %s with a count", t);
+		return;
+	case 6:	/* a dump-only command without NLM_F_DUMP */
+		put_str(m->nlh, NFG_KCL_A_NAME, t);
+		snprintf(m->what, sizeof(m->what), "cmd %u without NLM_F_DUMP", cmd);
+		return;
+	default: {	/* reply-only attributes in a request */
+		struct nlattr *es = nest(m->nlh, NFG_KCL_A_ENTRIES, true);
+		struct nlattr *e = nest(m->nlh, NFG_KCL_A_ENTRY, true);
+
+		mnl_attr_put_u32(m->nlh, NFG_KCL_E_COUNT, 1);
+		mnl_attr_nest_end(m->nlh, e);
+		mnl_attr_nest_end(m->nlh, es);
+		snprintf(m->what, sizeof(m->what), "cmd %u with an entries nest", cmd);
+		return;
+	}
+	}
+}
+
+static void kcl_valid(struct fz_ctx *c, struct fz_msg *m, unsigned int i)
+{
+	const char *t = fz_target_name(c, rn(c->ntargets ? c->ntargets : 1));
+
+	m->expect = FZ_EPERM;
+	m->nlh = msg_begin(c->buf, i < 2 ? NFG_KCL_CMD_LIST : NFG_KCL_CMD_TOP, NLM_F_DUMP);
+	if (i % 2)
+		put_str(m->nlh, NFG_KCL_A_NAME, t);
+	if (i == 3)
+		mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, 5);
+	snprintf(m->what, sizeof(m->what), "%s%s%s", i < 2 ? "list" : "top",
+		 i % 2 ? " " : "", i % 2 ? t : "");
+}
+
+/* LIST or TOP (10000 keys each) of every rule */
+static void kcl_dump(struct fz_ctx *c, struct fz_msg *m, const char *t)
+{
+	bool top = coin(50);
+
+	(void)t;
+	m->nlh = msg_begin(c->buf, top ? NFG_KCL_CMD_TOP : NFG_KCL_CMD_LIST, NLM_F_DUMP);
+	if (top)
+		mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, NFG_KCL_TOP_MAX);
+	m->expect = FZ_ANY;
+	snprintf(m->what, sizeof(m->what), "%s dump", top ? "top" : "list");
+}
+
+/* TOP with the name given again and again, then a count of 0 */
+static void kcl_oversized(struct fz_ctx *c, struct fz_msg *m, size_t size)
+{
+	const char *t = fz_target_name(c, 0);
+	unsigned int n;
+
+	m->nlh = msg_begin(c->buf, NFG_KCL_CMD_TOP, NLM_F_DUMP);
+	for (n = 0; m->nlh->nlmsg_len < size; n++)
+		put_str(m->nlh, NFG_KCL_A_NAME, t);
+	mnl_attr_put_u32(m->nlh, NFG_KCL_A_COUNT, 0);
+	snprintf(m->what, sizeof(m->what), "top with %u names in %u bytes, count 0", n,
+		 m->nlh->nlmsg_len);
+}
+
+/* ---- syncookie ------------------------------------------------------------------ */
+
+static const struct fz_attrdesc sc_attrs[] = {
+	{ NFG_SC_A_FAMILY,		K_U8, 0 },
+	{ NFG_SC_A_ADDR,		K_BIN, 16 },
+	{ NFG_SC_A_PREFIX,		K_U8, 0 },
+	{ NFG_SC_A_TIMEOUT,		K_U32, 0 },
+	{ NFG_SC_A_SECRET,		K_BIN, NFG_SC_SECRET_LEN },
+	{ NFG_SC_A_COUNT,		K_U32, 0 },
+	{ NFG_SC_A_MAX_ENTRIES,		K_U32, 0 },
+	{ NFG_SC_A_PAD,			K_BIN, 8 },
+	{ NFG_SC_A_SYN_SEEN,		K_U64, 0 },
+	{ NFG_SC_A_COOKIE_SENT,		K_U64, 0 },
+	{ NFG_SC_A_ACK_VALID,		K_U64, 0 },
+	{ NFG_SC_A_ACK_INVALID,		K_U64, 0 },
+	{ NFG_SC_A_ALLOWLIST_HIT,	K_U64, 0 },
+	{ NFG_SC_A_ALLOWLIST_ADD,	K_U64, 0 },
+	{ NFG_SC_A_ALLOWLIST_EVICT,	K_U64, 0 },
+	{ NFG_SC_A_PROXIED,		K_U64, 0 },
+	{ NFG_SC_A_MALFORMED,		K_U64, 0 },
+	{ NFG_SC_A_SEND_FAIL,		K_U64, 0 },
+};
+
+/* One policy for every command: these four, the rest are reply-only. */
+#define SC_P	(B(NFG_SC_A_ADDR) | B(NFG_SC_A_PREFIX) | B(NFG_SC_A_TIMEOUT) | B(NFG_SC_A_SECRET))
+static const struct fz_cmddesc sc_cmds[] = {
+	{ NFG_SC_CMD_STATS, 0, SC_P, false, false },
+	{ NFG_SC_CMD_AL_LIST, 0, SC_P, false, true },
+	{ NFG_SC_CMD_AL_ADD, B(NFG_SC_A_ADDR), SC_P, true, false },
+	{ NFG_SC_CMD_AL_DEL, B(NFG_SC_A_ADDR), SC_P, true, false },
+	{ NFG_SC_CMD_AL_FLUSH, 0, SC_P, true, false },
+	{ NFG_SC_CMD_SECRET_SET, B(NFG_SC_A_SECRET), SC_P, true, false },
+	{ NFG_SC_CMD_SECRET_ROTATE, 0, SC_P, true, false },
+};
+
+/*
+ * Addresses the fuzz case never puts on the allowlist (TEST-NET-2 and a
+ * documentation /48): deleting one must fail.
+ */
+static void sc_absent_addr(struct nlmsghdr *nlh, bool v6)
+{
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff };
+
+	if (v6) {
+		a[15] = (uint8_t)rnd();
+		mnl_attr_put(nlh, NFG_SC_A_ADDR, 16, a);
+	} else {
+		a[0] = 198;
+		a[1] = 51;
+		a[2] = 100;
+		a[3] = (uint8_t)rnd();
+		mnl_attr_put(nlh, NFG_SC_A_ADDR, 4, a);
+	}
+}
+
+static void sc_semantic(struct fz_ctx *c, struct fz_msg *m)
+{
+	unsigned int kind = rn(10), len;
+	uint8_t junk[32];
+	bool v6 = coin(50);
+
+	(void)c;
+	rnd_bytes(junk, sizeof(junk));
+	m->expect = FZ_REJECT;
+	m->nlh = msg_begin(c->buf, kind == 4 || kind == 9 ? NFG_SC_CMD_AL_DEL :
+			   kind == 5 || kind == 6 ? NFG_SC_CMD_SECRET_SET :
+			   NFG_SC_CMD_AL_ADD, 0);
+	switch (kind) {
+	case 0:	/* an IPv4 prefix above 32 */
+		sc_absent_addr(m->nlh, false);
+		mnl_attr_put_u8(m->nlh, NFG_SC_A_PREFIX, (uint8_t)(33 + rn(96)));
+		snprintf(m->what, sizeof(m->what), "allowlist add: IPv4 prefix above 32");
+		return;
+	case 1:	/* an address of neither 4 nor 16 bytes (the policy allows 4..16) */
+		len = 5 + rn(11);
+		put_raw(m->nlh, NFG_SC_A_ADDR, (uint16_t)len, junk, len);
+		snprintf(m->what, sizeof(m->what), "allowlist add: address of %u bytes", len);
+		return;
+	case 2:
+		sc_absent_addr(m->nlh, v6);
+		mnl_attr_put_u32(m->nlh, NFG_SC_A_TIMEOUT, 7 * 24 * 3600 + 1 + rn(1u << 30));
+		snprintf(m->what, sizeof(m->what), "allowlist add: timeout above 7 days");
+		return;
+	case 3:
+		sc_absent_addr(m->nlh, v6);
+		mnl_attr_put_u32(m->nlh, NFG_SC_A_TIMEOUT, 0);
+		snprintf(m->what, sizeof(m->what), "allowlist add: timeout 0");
+		return;
+	case 4:
+		sc_absent_addr(m->nlh, v6);
+		snprintf(m->what, sizeof(m->what), "allowlist del of an absent entry");
+		return;
+	case 5:
+		snprintf(m->what, sizeof(m->what), "secret set without a secret");
+		return;
+	case 6:
+		len = coin(50) ? NFG_SC_SECRET_LEN - 1 - rn(8) : NFG_SC_SECRET_LEN + 1 + rn(8);
+		put_raw(m->nlh, NFG_SC_A_SECRET, (uint16_t)len, junk, len);
+		snprintf(m->what, sizeof(m->what), "secret of %u bytes", len);
+		return;
+	case 7:
+		sc_absent_addr(m->nlh, v6);
+		mnl_attr_put_u8(m->nlh, NFG_SC_A_PREFIX, 0);
+		snprintf(m->what, sizeof(m->what), "allowlist add: prefix 0");
+		return;
+	case 8:	/* the dump without NLM_F_DUMP, the doit with it */
+		if (coin(50)) {
+			m->nlh = msg_begin(c->buf, NFG_SC_CMD_AL_LIST, 0);
+			snprintf(m->what, sizeof(m->what), "allowlist list without NLM_F_DUMP");
+		} else {
+			m->nlh = msg_begin(c->buf, NFG_SC_CMD_STATS, NLM_F_DUMP);
+			snprintf(m->what, sizeof(m->what), "stats as a dump");
+		}
+		return;
+	default:	/* a prefix above 128 */
+		sc_absent_addr(m->nlh, true);
+		mnl_attr_put_u8(m->nlh, NFG_SC_A_PREFIX, (uint8_t)(129 + rn(127)));
+		snprintf(m->what, sizeof(m->what), "allowlist del: prefix above 128");
+		return;
+	}
+}
+
+static void sc_valid(struct fz_ctx *c, struct fz_msg *m, unsigned int i)
+{
+	static const uint8_t key[NFG_SC_SECRET_LEN] = "fz-secret-16-by";
+	static const uint8_t cmds[] = {
+		NFG_SC_CMD_STATS, NFG_SC_CMD_AL_LIST, NFG_SC_CMD_AL_ADD,
+		NFG_SC_CMD_AL_DEL, NFG_SC_CMD_AL_FLUSH, NFG_SC_CMD_SECRET_SET,
+		NFG_SC_CMD_SECRET_ROTATE,
+	};
+	uint8_t a[4] = { 10, 77, 0, 1 };
+
+	(void)c;
+	m->expect = FZ_EPERM;
+	m->nlh = msg_begin(c->buf, cmds[i % sizeof(cmds)], i == 1 ? NLM_F_DUMP : 0);
+	if (i == 2 || i == 3) {
+		mnl_attr_put(m->nlh, NFG_SC_A_ADDR, 4, a);
+		mnl_attr_put_u8(m->nlh, NFG_SC_A_PREFIX, 24);
+	}
+	if (i == 2)
+		mnl_attr_put_u32(m->nlh, NFG_SC_A_TIMEOUT, 600);
+	if (i == 5)
+		mnl_attr_put(m->nlh, NFG_SC_A_SECRET, sizeof(key), key);
+	snprintf(m->what, sizeof(m->what), "syncookie cmd %u", cmds[i % sizeof(cmds)]);
+}
+
+static void sc_dump(struct fz_ctx *c, struct fz_msg *m, const char *t)
+{
+	(void)t;
+	m->nlh = msg_begin(c->buf, NFG_SC_CMD_AL_LIST, NLM_F_DUMP);
+	m->expect = FZ_ANY;
+	snprintf(m->what, sizeof(m->what), "allowlist dump");
+}
+
+/* AL_ADD with a good address again and again, the last one of 5 bytes */
+static void sc_oversized(struct fz_ctx *c, struct fz_msg *m, size_t size)
+{
+	uint8_t a[5] = { 10, 78, 0, 1, 0 };
+	unsigned int n;
+
+	m->nlh = msg_begin(c->buf, NFG_SC_CMD_AL_ADD, 0);
+	for (n = 0; m->nlh->nlmsg_len < size; n++)
+		mnl_attr_put(m->nlh, NFG_SC_A_ADDR, 4, a);
+	mnl_attr_put(m->nlh, NFG_SC_A_ADDR, 5, a);
+	snprintf(m->what, sizeof(m->what), "allowlist add with %u addresses in %u bytes, the last of 5",
+		 n + 1, m->nlh->nlmsg_len);
+}
+
+/* ---- rtcache -------------------------------------------------------------------- */
+
+static const struct fz_attrdesc rtc_attrs[] = {
+	{ NFG_RTC_A_FAMILY,		K_U8, 0 },
+	{ NFG_RTC_A_DIR,		K_U8, 0 },
+	{ NFG_RTC_A_SRC,		K_BIN, 16 },
+	{ NFG_RTC_A_DST,		K_BIN, 16 },
+	{ NFG_RTC_A_IIF,		K_U32, 0 },
+	{ NFG_RTC_A_OIF,		K_U32, 0 },
+	{ NFG_RTC_A_MARK,		K_U32, 0 },
+	{ NFG_RTC_A_DSCP,		K_U8, 0 },
+	{ NFG_RTC_A_AGE_MS,		K_U32, 0 },
+	{ NFG_RTC_A_IDLE_MS,		K_U32, 0 },
+	{ NFG_RTC_A_COUNT,		K_U32, 0 },
+	{ NFG_RTC_A_MAX_ENTRIES,	K_U32, 0 },
+	{ NFG_RTC_A_PAD,		K_BIN, 8 },
+	{ NFG_RTC_A_HIT,		K_U64, 0 },
+	{ NFG_RTC_A_MISS,		K_U64, 0 },
+	{ NFG_RTC_A_LEARN,		K_U64, 0 },
+	{ NFG_RTC_A_INVALID,		K_U64, 0 },
+	{ NFG_RTC_A_EVICT,		K_U64, 0 },
+};
+
+static const struct fz_cmddesc rtc_cmds[] = {
+	{ NFG_RTC_CMD_STATS, 0, 0, false, false },
+	{ NFG_RTC_CMD_LIST, 0, 0, false, true },
+	{ NFG_RTC_CMD_FLUSH, 0, B(NFG_RTC_A_FAMILY), true, false },
+};
+
+static uint8_t rtc_bad_family(void)
+{
+	static const uint8_t bad[] = { 0, 1, 3, 5, 7, 12, 255 };
+
+	return bad[rn(sizeof(bad))];
+}
+
+static void rtc_semantic(struct fz_ctx *c, struct fz_msg *m)
+{
+	unsigned int kind = rn(6);
+	uint8_t f;
+
+	m->expect = FZ_REJECT;
+	switch (kind) {
+	case 0:
+	case 1:
+		f = rtc_bad_family();
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_FLUSH, 0);
+		mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY, f);
+		snprintf(m->what, sizeof(m->what), "flush family %u", f);
+		return;
+	case 2:	/* STATS and LIST take no attribute */
+		m->nlh = msg_begin(c->buf, coin(50) ? NFG_RTC_CMD_STATS : NFG_RTC_CMD_LIST,
+				   coin(50) ? NLM_F_DUMP : 0);
+		mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY, NFPROTO_IPV4);
+		snprintf(m->what, sizeof(m->what), "stats/list with a family");
+		return;
+	case 3:
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_FLUSH, 0);
+		mnl_attr_put_u32(m->nlh, NFG_RTC_A_FAMILY, NFPROTO_IPV4);
+		snprintf(m->what, sizeof(m->what), "flush family as a u32");
+		return;
+	case 4:
+		if (coin(50)) {
+			m->nlh = msg_begin(c->buf, NFG_RTC_CMD_LIST, 0);
+			snprintf(m->what, sizeof(m->what), "list without NLM_F_DUMP");
+		} else {
+			m->nlh = msg_begin(c->buf, NFG_RTC_CMD_STATS, NLM_F_DUMP);
+			snprintf(m->what, sizeof(m->what), "stats as a dump");
+		}
+		return;
+	default:
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_FLUSH, 0);
+		mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY, NFPROTO_IPV4);
+		mnl_attr_put_u8(m->nlh, NFG_RTC_A_DIR, 0);
+		snprintf(m->what, sizeof(m->what), "flush family ipv4 and a direction");
+		return;
+	}
+}
+
+static void rtc_valid(struct fz_ctx *c, struct fz_msg *m, unsigned int i)
+{
+	m->expect = FZ_EPERM;
+	switch (i) {
+	case 0:
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_STATS, 0);
+		snprintf(m->what, sizeof(m->what), "stats");
+		return;
+	case 1:
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_LIST, NLM_F_DUMP);
+		snprintf(m->what, sizeof(m->what), "list");
+		return;
+	default:
+		m->nlh = msg_begin(c->buf, NFG_RTC_CMD_FLUSH, 0);
+		if (i > 2)
+			mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY,
+					i == 3 ? NFPROTO_IPV4 : NFPROTO_IPV6);
+		snprintf(m->what, sizeof(m->what), "flush%s", i == 3 ? " ipv4" : i == 4 ? " ipv6" : "");
+		return;
+	}
+}
+
+static void rtc_dump(struct fz_ctx *c, struct fz_msg *m, const char *t)
+{
+	(void)t;
+	m->nlh = msg_begin(c->buf, NFG_RTC_CMD_LIST, NLM_F_DUMP);
+	m->expect = FZ_ANY;
+	snprintf(m->what, sizeof(m->what), "list dump");
+}
+
+/* FLUSH with family ipv4 again and again, the last one 7 */
+static void rtc_oversized(struct fz_ctx *c, struct fz_msg *m, size_t size)
+{
+	unsigned int n;
+
+	m->nlh = msg_begin(c->buf, NFG_RTC_CMD_FLUSH, 0);
+	for (n = 0; m->nlh->nlmsg_len < size; n++)
+		mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY, NFPROTO_IPV4);
+	mnl_attr_put_u8(m->nlh, NFG_RTC_A_FAMILY, 7);
+	snprintf(m->what, sizeof(m->what), "flush with %u families in %u bytes, the last 7",
+		 n + 1, m->nlh->nlmsg_len);
+}
+
 /* ---- the families ------------------------------------------------------------- */
 
 static const struct fz_family fz_families[] = {
@@ -562,6 +1041,49 @@ static const struct fz_family fz_families[] = {
 		.scratch_parts	= 6,
 		.scratch_destroy = rs_scratch_destroy,
 		.swap		= rs_swap,
+		.oversized	= rs_oversized,
+		.need_targets	= true,
+	},
+	{
+		.name		= NFG_KCONNLIMIT_GENL_NAME,
+		.maxattr	= NFG_KCL_A_MAX,
+		.attrs		= kcl_attrs,
+		.nattrs		= sizeof(kcl_attrs) / sizeof(kcl_attrs[0]),
+		.cmds		= kcl_cmds,
+		.ncmds		= sizeof(kcl_cmds) / sizeof(kcl_cmds[0]),
+		.semantic	= kcl_semantic,
+		.nvalid		= 4,
+		.valid		= kcl_valid,
+		.dump		= kcl_dump,
+		.oversized	= kcl_oversized,
+	},
+	{
+		.name		= NFG_SYNCOOKIE_GENL_NAME,
+		.maxattr	= NFG_SC_A_MAX,
+		.attrs		= sc_attrs,
+		.nattrs		= sizeof(sc_attrs) / sizeof(sc_attrs[0]),
+		.cmds		= sc_cmds,
+		.ncmds		= sizeof(sc_cmds) / sizeof(sc_cmds[0]),
+		.semantic	= sc_semantic,
+		.nvalid		= 7,
+		.valid		= sc_valid,
+		.dump		= sc_dump,
+		.oversized	= sc_oversized,
+		.soup_guard	= true,
+	},
+	{
+		.name		= NFG_RTCACHE_GENL_NAME,
+		.maxattr	= NFG_RTC_A_MAX,
+		.attrs		= rtc_attrs,
+		.nattrs		= sizeof(rtc_attrs) / sizeof(rtc_attrs[0]),
+		.cmds		= rtc_cmds,
+		.ncmds		= sizeof(rtc_cmds) / sizeof(rtc_cmds[0]),
+		.semantic	= rtc_semantic,
+		.nvalid		= 5,
+		.valid		= rtc_valid,
+		.dump		= rtc_dump,
+		.oversized	= rtc_oversized,
+		.soup_guard	= true,
 	},
 };
 
@@ -613,6 +1135,19 @@ static void put_typed(struct nlmsghdr *nlh, const struct fz_attrdesc *d)
 	}
 }
 
+/* A length longer than attribute @d may be. */
+static unsigned int long_len(const struct fz_attrdesc *d)
+{
+	switch (d->kind) {
+	case K_STR: return d->maxlen + 1 + rn(300);
+	case K_U8: return 2 + rn(6);
+	case K_U32: return 5 + rn(4);
+	case K_U64: return 9 + rn(8);
+	case K_BIN: return d->maxlen + 1 + rn(64);
+	default: return 300;
+	}
+}
+
 static const struct fz_attrdesc *attr_desc(const struct fz_family *f, unsigned int t)
 {
 	unsigned int i;
@@ -643,10 +1178,11 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 			 ((struct genlmsghdr *)mnl_nlmsg_get_payload(m->nlh))->cmd);
 		return;
 	case 1:	/* a required attribute missing, the others well-formed */
-		if (!cd->required) {
-			cd = &f->cmds[0];
-		}
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		for (i = 0; !cd->required && i < f->ncmds; i++)
+			cd = &f->cmds[i];
+		if (!cd->required)
+			goto truncated;	/* no command requires anything */
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		do
 			t = 1 + rn(f->maxattr);
 		while (!(cd->required & B(t)));
@@ -667,18 +1203,28 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 
 			f->valid(c, m, rn(f->nvalid));
 			m->expect = FZ_REJECT;
-			do
-				d = &f->attrs[rn(f->nattrs)];
-			while (d->kind != K_STR);
-			len = d->maxlen + 1 + rn(64);
-			memset(junk, 'Z', len);
-			junk[len - 1] = 0;
+			for (i = 0; i < f->nattrs && f->attrs[i].kind != K_STR; i++)
+				;
+			if (i == f->nattrs) {
+				/* no strings: an overlong copy of a scalar or binary */
+				do
+					d = &f->attrs[rn(f->nattrs)];
+				while (d->kind == K_NEST || d->kind == K_FLAG);
+				len = long_len(d);
+			} else {
+				do
+					d = &f->attrs[rn(f->nattrs)];
+				while (d->kind != K_STR);
+				len = d->maxlen + 1 + rn(64);
+				memset(junk, 'Z', len);
+				junk[len - 1] = 0;
+			}
 			put_raw(m->nlh, d->type, (uint16_t)len, junk, len);
 			snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
 				 " + attr %u of %u bytes", d->type, len);
 			return;
 		}
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		do
 			d = &f->attrs[rn(f->nattrs)];
 		while (!(cd->allowed & B(d->type)) && coin(90));
@@ -699,9 +1245,7 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 			snprintf(m->what, sizeof(m->what), "cmd %u attr %u short (%u)",
 				 cd->cmd, d->type, len);
 		} else {
-			unsigned int len = d->kind == K_STR ? d->maxlen + 1 + rn(300) :
-					   d->kind == K_U8 ? 2 + rn(6) : d->kind == K_U32 ?
-					   5 + rn(4) : d->kind == K_U64 ? 9 + rn(8) : 300;
+			unsigned int len = long_len(d);
 
 			if (d->kind == K_STR) {
 				memset(junk, 'Z', len);
@@ -724,7 +1268,7 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 				 " + unknown attr %u", t);
 			return;
 		}
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		absent_name(name, 16);
 		put_str(m->nlh, 1, name);
 		t = f->maxattr + 1 + rn(100);
@@ -751,7 +1295,7 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 				 " + foreign attr %u", d->type);
 			return;
 		}
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		for (i = 0; i < f->nattrs; i++)
 			if (!(cd->allowed & B(f->attrs[i].type)))
 				break;
@@ -766,12 +1310,12 @@ static void gen_malformed(struct fz_ctx *c, struct fz_msg *m)
 		return;
 	case 6:	/* an attribute running past the message */
 truncated:
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		put_raw(m->nlh, 1 + rn(f->maxattr), (uint16_t)(64 + rn(1000)), junk, 16);
 		snprintf(m->what, sizeof(m->what), "cmd %u attr past the end", cd->cmd);
 		return;
 	case 7:	/* nests within nests at the top level */
-		m->nlh = msg_begin(c->buf, cd->cmd, 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump ? NLM_F_DUMP : 0);
 		absent_name(name, 16);
 		put_str(m->nlh, 1, name);
 		{
@@ -791,7 +1335,7 @@ truncated:
 		f->semantic(c, m);
 		return;
 	default:	/* attribute soup: random types, random bytes, absent names */
-		m->nlh = msg_begin(c->buf, cd->cmd, coin(10) ? NLM_F_DUMP : 0);
+		m->nlh = msg_begin(c->buf, cd->cmd, cd->dump || coin(10) ? NLM_F_DUMP : 0);
 		for (i = rn(6); i; i--) {
 			t = rn(f->maxattr + 3);
 			d = attr_desc(f, t);
@@ -808,6 +1352,8 @@ truncated:
 					(uint16_t)len, junk, len);
 			}
 		}
+		if (f->soup_guard && cd->mutates)
+			mnl_attr_put_u32(m->nlh, (uint16_t)(f->maxattr + 1 + rn(100)), 0);
 		m->expect = cd->mutates ? FZ_REJECT : FZ_ANY;
 		snprintf(m->what, sizeof(m->what), "cmd %u attribute soup", cd->cmd);
 		return;
@@ -1088,39 +1634,19 @@ static void mode_batch(struct fz_ctx *c, unsigned long iters)
 	}
 	state_check("after the batch");
 
-	/* one oversized request: many valid ranges, the last one bad */
-	{
-		const char *t = c->targets[0], *colon = strrchr(t, ':');
-		bool v6 = colon && colon[1] == '6';
-		struct nlattr *es = NULL;
-		uint8_t addr[16] = { 0 };
-		unsigned int i;
-		char name[64];
-
-		snprintf(name, sizeof(name), "%.*s", (int)(colon - t), t);
-		m.nlh = msg_begin(c->buf, NFG_RS_CMD_ADD, 0);
-		put_str(m.nlh, NFG_RS_A_NAME, name);
-		for (i = 0; m.nlh->nlmsg_len < FZ_BUFSZ - 131072; i++) {
-			if (i % 1000 == 0) {
-				if (es)
-					mnl_attr_nest_end(m.nlh, es);
-				es = nest(m.nlh, NFG_RS_A_ELEMS, true);
-			}
-			rs_valid_elem(m.nlh, v6, 0x0b000000 + i * 4, 1);
-		}
-		rs_elem(m.nlh, addr, addr, v6 ? 4 : 16);
-		mnl_attr_nest_end(m.nlh, es);
+	/* one oversized request whose last part is bad */
+	if (c->fam->oversized) {
+		memset(&m, 0, sizeof(m));
+		c->fam->oversized(c, &m, FZ_BUFSZ - 131072);
 		m.expect = FZ_REJECT;
-		snprintf(m.what, sizeof(m.what), "%u ranges in %u bytes, the last bad", i + 1,
-			 m.nlh->nlmsg_len);
 		judge(&m, exchange(c, &m), 0);
 		printf("batch: %s\n", m.what);
 		state_check("after the oversized request");
 	}
 
-	/* a header claiming more than was sent */
-	m.nlh = msg_begin(c->buf, NFG_RS_CMD_FLUSH, 0);
-	put_str(m.nlh, 1, c->targets[0]);
+	/* a header claiming more than was sent (a well-formed request) */
+	memset(&m, 0, sizeof(m));
+	c->fam->valid(c, &m, 0);
 	seq = m.nlh->nlmsg_seq;
 	{
 		uint32_t real = m.nlh->nlmsg_len;
@@ -1131,21 +1657,20 @@ static void mode_batch(struct fz_ctx *c, unsigned long iters)
 		(void)seq;
 	}
 	memset(&m, 0, sizeof(m));
-	m.nlh = msg_begin(c->buf, NFG_RS_CMD_LIST, NLM_F_DUMP);
+	c->fam->dump(c, &m, fz_target_name(c, 0));
 	m.expect = FZ_ANY;
-	snprintf(m.what, sizeof(m.what), "list after a truncated request");
+	snprintf(m.what, sizeof(m.what), "dump after a truncated request");
 	judge(&m, exchange(c, &m), 0);
 	state_check("after the truncated request");
 }
 
 static void mode_abandon(struct fz_ctx *c, unsigned long iters)
 {
-	const char *t = c->targets[0], *colon = strrchr(t, ':');
 	unsigned long i, chunks = 0;
 	struct fz_msg m;
 	char name[64];
 
-	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - t) : 63, t);
+	snprintf(name, sizeof(name), "%s", fz_target_name(c, 0));
 	for (i = 0; i < iters; i++) {
 		int fd = sock_open(), err;
 		unsigned int nd = 0;
@@ -1176,7 +1701,7 @@ static void mode_unpriv(struct fz_ctx *c)
 	unsigned int i, t;
 	struct fz_msg m;
 
-	for (t = 0; t < c->ntargets; t++)
+	for (t = 0; t < (c->ntargets ? c->ntargets : 1); t++)
 		for (i = 0; i < c->fam->nvalid; i++) {
 			memset(&m, 0, sizeof(m));
 			c->fam->valid(c, &m, i);
@@ -1336,7 +1861,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nfg-nlfuzz: no table for family %s\n", famname);
 		return 2;
 	}
-	if (!c.ntargets && strcmp(mode, "dumpdestroy")) {
+	if (!c.ntargets && c.fam->need_targets && strcmp(mode, "dumpdestroy")) {
 		fprintf(stderr, "nfg-nlfuzz: mode %s needs -t targets\n", mode);
 		return 2;
 	}

@@ -6,7 +6,9 @@ frames the router's netfilter FORWARD hook sees: a frame that fails the IP
 layer's own checks (bad header checksum, header length < 5, total length past
 the frame, an IPv6 hop-by-hop option whose type says "discard") is dropped in
 ip_rcv/ipv6_rcv before any hook; everything else is forwarded as it is (the
-router tracks nothing and parses no TCP).
+router of torture_rangeset tracks nothing and parses no TCP; on a router
+that tracks connections, as in torture_kconnlimit_rtcache, conntrack
+reassembles fragments first: ctfwd).
 
 Extensions (tests/torture/<ext>.py) turn a row and a source into the counts
 they expect from their rules; a new extension adds rows here when it parses
@@ -32,8 +34,12 @@ def tcp_raw_opts(opts, doff=None, flags="S", payload=b""):
 
 
 class Row:
-    def __init__(self, name, fam, build, fwd, what):
+    """fwd: frames the FORWARD hook sees (-1: every frame); ctfwd: the same
+    on a router that tracks connections (conntrack reassembles fragments
+    before the hooks: one packet), None when it is fwd."""
+    def __init__(self, name, fam, build, fwd, what, ctfwd=None):
         self.name, self.fam, self.build, self.fwd, self.what = name, fam, build, fwd, what
+        self.ctfwd = ctfwd
 
 
 def _v4(l4):
@@ -119,7 +125,7 @@ ROWS = [
         "protocol TCP, 2 bytes of header"),
     Row("tcp-zero-length", 4, lambda s, d: [IP(src=s, dst=d, proto=6, ttl=64)], 1,
         "protocol TCP, nothing after the IP header"),
-    Row("frag-syn", 4, _frag4, -1, "SYN with options and data in 3 fragments"),
+    Row("frag-syn", 4, _frag4, -1, "SYN with options and data in 3 fragments", ctfwd=1),
     Row("icmp-err-quoting-flow", 4, _icmp4_err, 1, "port unreachable quoting a tracked flow"),
     Row("ip-bad-csum", 4, _ip4_badsum, 0, "IPv4 header checksum wrong (dropped by ip_rcv)"),
     Row("ip-ihl-4", 4, _ip4_shortihl, 0, "IPv4 header length 16 (dropped by ip_rcv)"),
@@ -131,7 +137,7 @@ ROWS = [
         "hop-by-hop option of unknown type 'discard' (dropped by ipv6_rcv)"),
     Row("v6-routing-0", 6, lambda s, d: [IPv6(src=s, dst=d) / IPv6ExtHdrRouting(type=0, segleft=1, addresses=["fd00:2::99"]) /
                                            TCP(sport=SPORT, dport=DPORT, flags="S")], 1, "deprecated type 0 routing header"),
-    Row("v6-frag-syn", 6, _frag6, -1, "SYN in 2 fragments"),
+    Row("v6-frag-syn", 6, _frag6, -1, "SYN in 2 fragments", ctfwd=1),
     Row("v6-atomic-frag", 6, lambda s, d: [IPv6(src=s, dst=d) / IPv6ExtHdrFragment(m=0, offset=0, id=7) /
                                              TCP(sport=SPORT, dport=DPORT, flags="S")], 1, "atomic fragment"),
     Row("v6-tcp-opt-truncated", 6, _v6(lambda: tcp_raw_opts(b"\x02\x04\x05", doff=6)), 1, "MSS option cut short"),

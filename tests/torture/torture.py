@@ -2,7 +2,7 @@
 """Generate the torture frames (host side, at build time: scapy is slow to
 start under TCG, so the guest only replays them with tests/torture/send.py).
 
-  torture.py [--ext NAME]... [--listed4 A --unlisted4 A --dst4 A ...] > FILE
+  torture.py [--ext NAME]... [--conntrack] [--listed4 A --unlisted4 A --dst4 A ...] > FILE
 
 Every row of tests/torture/packets.py is built once from a listed and once
 from an unlisted source of its family (addresses of tests/vm/lib.sh's
@@ -37,6 +37,8 @@ def main():
                  ("unlisted4", "10.0.1.50"), ("listed6", "fd00:1::100"), ("unlisted6", "fd00:1::50")):
         ap.add_argument("--" + a, default=d)
     ap.add_argument("--ext", action="append", default=None, help="extensions (default: rangeset)")
+    ap.add_argument("--conntrack", action="store_true",
+                    help="the router tracks connections: fragments are reassembled (Row.ctfwd)")
     o = ap.parse_args()
     exts = [importlib.import_module(e) for e in (o.ext or ["rangeset"])]
     out = sys.stdout
@@ -48,6 +50,8 @@ def main():
                             (getattr(o, "unlisted%d" % r.fam), False)):
             pkts = r.build(src, dst)
             fwd = len(pkts) if r.fwd < 0 else r.fwd
+            if o.conntrack and r.ctfwd is not None:
+                fwd = r.ctfwd
             for e in exts:
                 for c, n in e.expect(r, listed, fwd).items():
                     expect[c] += n
