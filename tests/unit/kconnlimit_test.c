@@ -15,6 +15,7 @@
  */
 /* The core first: the shim's bitops.h defines ffs() as libc's strings.h does. */
 #include "kconnlimit_core.c"
+#include "utest.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -118,55 +119,14 @@ void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 
 /* ---- harness ---------------------------------------------------------- */
 
-static unsigned int tests_passed, tests_failed;
-static unsigned int cur_failures;
-static const char *cur_test;
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&fail_lock);
-	if (cur_failures++ < 10) {
-		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-	pthread_mutex_unlock(&fail_lock);
-}
-
-#define CHECK(cond) do {						\
-	if (!(cond))							\
-		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
-} while (0)
-
-#define CHECK_EQ(a, b) do {						\
-	long long __a = (long long)(a), __b = (long long)(b);		\
-	if (__a != __b)							\
-		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
-			#a, __a, #b, __b);				\
-} while (0)
-
 static void run(const char *name, void (*fn)(void))
 {
-	unsigned long warns = shim_warn_count;
-	long live = shim_alloc_live;
+	struct utest_mark m = utest_begin(name);
 
-	cur_test = name;
-	cur_failures = 0;
 	nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
 	fn();
 	shim_fail_alloc_in(0);
 	shim_synchronize_rcu();
-	if (shim_warn_count != warns)
-		fail_at(__FILE__, __LINE__, "%lu WARN(s) fired",
-			shim_warn_count - warns);
-	if (shim_alloc_live != live)
-		fail_at(__FILE__, __LINE__, "%ld allocation(s) leaked",
-			shim_alloc_live - live);
 	if (fake_live)
 		fail_at(__FILE__, __LINE__, "%ld fake conntrack(s) never released",
 			fake_live);
@@ -176,13 +136,7 @@ static void run(const char *name, void (*fn)(void))
 	if (atomic_long_read(&nfg_kcl_total_conns))
 		fail_at(__FILE__, __LINE__, "total_conns %ld after the test",
 			atomic_long_read(&nfg_kcl_total_conns));
-	if (cur_failures) {
-		tests_failed++;
-		printf("FAIL %s (%u failed checks)\n", name, cur_failures);
-	} else {
-		tests_passed++;
-		printf("ok   %s\n", name);
-	}
+	utest_end(&m);
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -683,6 +637,5 @@ int main(void)
 	run("concurrent", test_concurrent);
 
 	nfg_kcl_core_exit();
-	printf("%u passed, %u failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return utest_summary();
 }

@@ -8,52 +8,18 @@
  * direction's learn_after-th packet.
  */
 #include "rtcache_core.c"
+#include "utest.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned int tests_passed, tests_failed;
-static unsigned int cur_failures;
-static const char *cur_test;
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cur_failures++ < 10) {
-		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
-
-#define CHECK(cond) do {						\
-	if (!(cond))							\
-		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
-} while (0)
-
-#define CHECK_EQ(a, b) do {						\
-	long long __a = (long long)(a), __b = (long long)(b);		\
-	if (__a != __b)							\
-		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
-			#a, __a, #b, __b);				\
-} while (0)
-
 static void run(const char *name, void (*fn)(void))
 {
-	cur_test = name;
-	cur_failures = 0;
+	struct utest_mark m = utest_begin(name);
+
 	fn();
-	if (cur_failures) {
-		tests_failed++;
-		printf("FAIL %s\n", name);
-	} else {
-		tests_passed++;
-		printf("PASS %s\n", name);
-	}
+	utest_end(&m);
 }
 
 static struct nfg_rtc_keys keys4(u32 s, u32 d, u32 mark, s32 iif, u8 dscp)
@@ -368,6 +334,5 @@ int main(void)
 	run("door_relearn", test_door_relearn);
 	run("door_collision", test_door_collision);
 	run("door_hash", test_door_hash);
-	printf("%u passed, %u failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return utest_summary();
 }

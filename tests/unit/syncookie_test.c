@@ -11,66 +11,22 @@
  * test: no WARN, no leaked allocation, live_objects back to zero.
  */
 #include "syncookie_core.c"
+#include "utest.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned int tests_passed, tests_failed;
-static unsigned int cur_failures;
-static const char *cur_test;
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cur_failures++ < 10) {
-		fprintf(stderr, "  %s:%d: %s: ", file, line, cur_test);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
-
-#define CHECK(cond) do {						\
-	if (!(cond))							\
-		fail_at(__FILE__, __LINE__, "check failed: %s", #cond);	\
-} while (0)
-
-#define CHECK_EQ(a, b) do {						\
-	long long __a = (long long)(a), __b = (long long)(b);		\
-	if (__a != __b)							\
-		fail_at(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", \
-			#a, __a, #b, __b);				\
-} while (0)
-
 static void run(const char *name, void (*fn)(void))
 {
-	unsigned long warns = shim_warn_count;
-	long live = shim_alloc_live;
+	struct utest_mark m = utest_begin(name);
 
-	cur_test = name;
-	cur_failures = 0;
 	fn();
-	shim_fail_alloc_in(0);
-	if (shim_warn_count != warns)
-		fail_at(__FILE__, __LINE__, "%lu WARN(s) fired",
-			shim_warn_count - warns);
-	if (shim_alloc_live != live)
-		fail_at(__FILE__, __LINE__, "%ld allocation(s) leaked",
-			shim_alloc_live - live);
 	if (atomic_read(&nfg_sc_live_objects))
 		fail_at(__FILE__, __LINE__, "live_objects %d",
 			atomic_read(&nfg_sc_live_objects));
 	atomic_set(&nfg_sc_live_objects, 0);
-	if (cur_failures) {
-		tests_failed++;
-		printf("FAIL %s\n", name);
-	} else {
-		tests_passed++;
-		printf("ok   %s\n", name);
-	}
+	utest_end(&m);
 }
 
 /* ---- SipHash shim against the paper's test vector --------------------- */
@@ -662,6 +618,5 @@ int main(void)
 	run("al_bounded", test_al_bounded);
 	run("al_enomem", test_al_enomem);
 	run("al_walk", test_al_walk);
-	printf("%u passed, %u failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return utest_summary();
 }

@@ -21,6 +21,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <linux/bug.h>		/* shim_warn_count */
+#include <linux/slab.h>		/* shim_alloc_live, shim_fail_alloc_in() */
 
 static unsigned int utest_passed, utest_failed;
 static unsigned int cur_failures;
