@@ -43,53 +43,28 @@ void nfg_rtc_close(struct nfg_rtc *h)
 
 struct rtc_tb {
 	const struct nlattr *a[NFG_RTC_A_MAX + 1];
-	bool bad;
 };
 
-static int rtc_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct rtc_tb *tb = data;
-	uint16_t type = mnl_attr_get_type(attr);
-	enum mnl_attr_data_type t;
-
-	if (type > NFG_RTC_A_MAX)
-		return MNL_CB_OK;	/* newer kernel: ignore */
-	switch (type) {
-	case NFG_RTC_A_FAMILY:
-	case NFG_RTC_A_DIR:
-	case NFG_RTC_A_DSCP:
-		t = MNL_TYPE_U8;
-		break;
-	case NFG_RTC_A_IIF:
-	case NFG_RTC_A_OIF:
-	case NFG_RTC_A_MARK:
-	case NFG_RTC_A_AGE_MS:
-	case NFG_RTC_A_IDLE_MS:
-	case NFG_RTC_A_COUNT:
-	case NFG_RTC_A_MAX_ENTRIES:
-		t = MNL_TYPE_U32;
-		break;
-	case NFG_RTC_A_HIT:
-	case NFG_RTC_A_MISS:
-	case NFG_RTC_A_LEARN:
-	case NFG_RTC_A_INVALID:
-	case NFG_RTC_A_EVICT:
-		t = MNL_TYPE_U64;
-		break;
-	case NFG_RTC_A_SRC:
-	case NFG_RTC_A_DST:
-		t = MNL_TYPE_BINARY;
-		break;
-	default:
-		return MNL_CB_OK;
-	}
-	if (mnl_attr_validate(attr, t) < 0) {
-		tb->bad = true;
-		return MNL_CB_OK;
-	}
-	tb->a[type] = attr;
-	return MNL_CB_OK;
-}
+/* What each reply attribute must look like (MNL_TYPE_UNSPEC: ignored). */
+static const enum mnl_attr_data_type rtc_types[NFG_RTC_A_MAX + 1] = {
+	[NFG_RTC_A_FAMILY] = MNL_TYPE_U8,
+	[NFG_RTC_A_DIR] = MNL_TYPE_U8,
+	[NFG_RTC_A_DSCP] = MNL_TYPE_U8,
+	[NFG_RTC_A_IIF] = MNL_TYPE_U32,
+	[NFG_RTC_A_OIF] = MNL_TYPE_U32,
+	[NFG_RTC_A_MARK] = MNL_TYPE_U32,
+	[NFG_RTC_A_AGE_MS] = MNL_TYPE_U32,
+	[NFG_RTC_A_IDLE_MS] = MNL_TYPE_U32,
+	[NFG_RTC_A_COUNT] = MNL_TYPE_U32,
+	[NFG_RTC_A_MAX_ENTRIES] = MNL_TYPE_U32,
+	[NFG_RTC_A_HIT] = MNL_TYPE_U64,
+	[NFG_RTC_A_MISS] = MNL_TYPE_U64,
+	[NFG_RTC_A_LEARN] = MNL_TYPE_U64,
+	[NFG_RTC_A_INVALID] = MNL_TYPE_U64,
+	[NFG_RTC_A_EVICT] = MNL_TYPE_U64,
+	[NFG_RTC_A_SRC] = MNL_TYPE_BINARY,
+	[NFG_RTC_A_DST] = MNL_TYPE_BINARY,
+};
 
 static int bad_reply(struct nfg_err *e)
 {
@@ -100,11 +75,7 @@ static int bad_reply(struct nfg_err *e)
 
 static int parse(const struct nlmsghdr *nlh, struct rtc_tb *tb)
 {
-	memset(tb, 0, sizeof(*tb));
-	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), rtc_attr_cb, tb) < 0 ||
-	    tb->bad)
-		return -1;
-	return 0;
+	return nfg_genl_parse(nlh, rtc_types, NFG_RTC_A_MAX, tb->a);
 }
 
 static uint64_t u64_or0(const struct rtc_tb *tb, int t)
