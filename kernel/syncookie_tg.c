@@ -369,6 +369,33 @@ static void nfg_sc_allowlist_add(struct nfg_sc_net *sn,
 }
 
 /*
+ * A SYN no host sends: from a multicast, broadcast or unspecified address,
+ * to a multicast or broadcast address, or in a link-layer broadcast or
+ * multicast frame. The target runs before routing's martian checks, and
+ * answering such a SYN would send a SYN-ACK to a group or to the whole link
+ * (a reflector for spoofed SYNs): dropped and counted as malformed instead.
+ */
+static bool nfg_sc_martian(const struct sk_buff *skb, u8 family)
+{
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+
+	if (skb->pkt_type == PACKET_BROADCAST ||
+	    skb->pkt_type == PACKET_MULTICAST)
+		return true;
+	if (family == NFPROTO_IPV6) {
+		ip6h = ipv6_hdr(skb);
+		return ipv6_addr_is_multicast(&ip6h->saddr) ||
+		       ipv6_addr_any(&ip6h->saddr) ||
+		       ipv6_addr_is_multicast(&ip6h->daddr);
+	}
+	iph = ip_hdr(skb);
+	return ipv4_is_multicast(iph->saddr) || ipv4_is_lbcast(iph->saddr) ||
+	       ipv4_is_zeronet(iph->saddr) ||
+	       ipv4_is_multicast(iph->daddr) || ipv4_is_lbcast(iph->daddr);
+}
+
+/*
  * Common part of both families. Returns NF_DROP, XT_CONTINUE, or
  * NF_MAX_VERDICT + 1 for "SYN to answer" / + 2 for "ACK to check".
  */
@@ -399,7 +426,8 @@ static unsigned int nfg_sc_classify(struct nfg_sc_net *sn,
 		if (th->ack)
 			return XT_CONTINUE;	/* a reply to our own connection */
 		this_cpu_inc(sn->stats->syn_seen);
-		if (th->fin || th->rst || p->payload) {
+		if (th->fin || th->rst || p->payload ||
+		    nfg_sc_martian(skb, p->family)) {
 			this_cpu_inc(sn->stats->malformed);
 			return NF_DROP;
 		}
@@ -814,6 +842,7 @@ static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 		}
 		this_cpu_inc(sn->stats->syn_seen);
 		if (th->fin || th->rst || p->payload ||
+		    nfg_sc_martian(skb, p->family) ||
 		    nfg_sc_get_opts(skb, p, &c)) {
 			this_cpu_inc(sn->stats->malformed);
 			return NF_DROP;

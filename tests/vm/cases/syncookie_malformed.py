@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Malformed TCP packets for tests/vm/cases/syncookie_malformed.sh.
 
-usage: syncookie_malformed.py SRC DST PORT
+usage: syncookie_malformed.py SRC DST PORT [martian]
 Sends, once each, every malformed case of the SYNCOOKIE man page that
 applies to the family of DST and prints how many it sent. Each must be
-dropped and counted as "malformed" by the target.
+dropped and counted as "malformed" by the target. With "martian": SYNs
+from multicast/broadcast sources (IPv4) or to a multicast group (IPv6).
 """
 import sys
 
@@ -14,8 +15,26 @@ from scapy.all import IP, IPv6, IPv6ExtHdrDestOpt, TCP, Raw, conf, send
 conf.verb = 0
 
 
+def martians(src, dst, port):
+    """SYNs no host sends: IPv4 from multicast and broadcast sources; IPv6
+    to a multicast group (ipv6_rcv drops multicast sources before any
+    hook). A cookie SYN-ACK would go to a group or the whole link."""
+    t = dict(sport=40002, dport=port, seq=1000, flags="S")
+    if ":" in dst:
+        return [IPv6(src=src, dst="ff0e::1") / TCP(**t)]
+    return [IP(src="224.0.0.5", dst=dst) / TCP(**t),
+            IP(src="255.255.255.255", dst=dst) / TCP(**t),
+            IP(src="239.1.2.3", dst=dst) / TCP(**t)]
+
+
 def main():
     src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if len(sys.argv) > 4 and sys.argv[4] == "martian":
+        pkts = martians(src, dst, port)
+        for p in pkts:
+            send(p)
+        print(len(pkts))
+        return 0
     v6 = ":" in dst
     ip = IPv6(src=src, dst=dst) if v6 else IP(src=src, dst=dst)
     t = dict(sport=40001, dport=port, seq=1000)

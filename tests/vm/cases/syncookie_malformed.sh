@@ -6,7 +6,10 @@
 # and counted as "malformed" (exactly one count per packet), none draws an
 # answer from the server (no SYN-ACK, no RST), and a real client connects
 # afterwards. IPv4 and IPv6; no conntrack in the server, so fragments reach
-# the target unreassembled.
+# the target unreassembled. SYNs from multicast and broadcast sources (IPv4)
+# or to a multicast group (IPv6), sent through a rule on the router (before
+# its routing drops them), are dropped and counted as malformed, never
+# answered.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 nfg_need python3 curl iptables-legacy ip6tables-legacy
@@ -47,5 +50,22 @@ for fam in 4 6; do
 	url=http://$dst:$port/
 	[ "$fam" = 6 ] && url="http://[$dst]:$port/"
 	nfg_assert_ok "IPv$fam fetch after the malformed packets" nfg_client curl -sS -g -m 30 -o /dev/null "$url"
+
+	# SYNs from multicast/broadcast sources (IPv4) or to a multicast group
+	# (IPv6) reach a rule on the router before its routing's martian
+	# checks: dropped and counted, never answered (a SYN-ACK to a group or
+	# the whole link)
+	nfg_assert_ok "router rule" nfg_ipt "$NFG_NS_R" legacy $fam -t raw -A PREROUTING -p tcp --dport $port \
+		-j SYNCOOKIE --mode local --sack-perm --timestamp
+	nfg_router nfguard syncookie stats >"$statf" || nfg_fail "router stats"
+	m0=$(stat malformed) c0=$(stat cookie_sent)
+	sent=$(nfg_client python3 "$NFG_TOP/tests/vm/cases/syncookie_malformed.py" $src "$dst" $port martian) ||
+		nfg_fail "sending martian SYNs"
+	rcounted() { nfg_router nfguard syncookie stats >"$statf"; [ "$(stat malformed)" -ge $((m0 + sent)) ]; }
+	nfg_wait_until 30 rcounted || nfg_fail "IPv$fam: router malformed $(stat malformed), expected $((m0 + sent))"
+	nfg_assert_eq $((m0 + sent)) "$(stat malformed)" "IPv$fam: one count per martian SYN"
+	nfg_assert_eq "$c0" "$(stat cookie_sent)" "IPv$fam: no cookie for a martian SYN"
+	nfg_assert_ok "router rule delete" nfg_ipt "$NFG_NS_R" legacy $fam -t raw -D PREROUTING -p tcp --dport $port \
+		-j SYNCOOKIE --mode local --sack-perm --timestamp
 done
 nfg_log "ok"
