@@ -118,6 +118,33 @@ if [ -s "$rows" ]; then
 		printf '%8s  %-28s %-24s %s\n' "$secs" "$name" "$abi" "$status"
 	done
 fi
+
+# What failed, last, where a reader of only the end of the output sees it:
+# each failed VM case's reason and the end of its log, and the failure lines
+# of any other failed stage.
+fails=$(awk -F '\t' '$4 != "PASS" && $4 != "-"' "$rows" 2>/dev/null)
+if [ -n "$fails" ] || [ "$total_f" -ne 0 ]; then
+	echo
+	echo "######## failures"
+	for i in "${!st_name[@]}"; do
+		[ "${st_rc[$i]}" -ne 0 ] && [ "${st_name[$i]}" != vm ] || continue
+		echo "--- stage ${st_name[$i]} (build/check/${st_name[$i]}.log):"
+		grep -E 'FAIL|NOT OK|rror' "$logs/${st_name[$i]}.log" | tail -n 15 | cut -c1-300
+	done
+	for abi in $(kabis_now); do
+		out=$top/build/vm/$abi/check
+		[ -f "$out/cases.list" ] || continue
+		n=0
+		while IFS=$'\t' read -r _ c; do
+			n=$((n + 1))
+			r=$out/case.$(printf %03d "$n")
+			[ "$(sed -n 's/^status=//p' "$r.result" 2>/dev/null)" != PASS ] || continue
+			echo "--- ${c##*/} on $abi: $(sed -n 's/^reason=//p' "$r.result" 2>/dev/null) ($r.log):"
+			tail -n 20 "$r.log" 2>/dev/null | cut -c1-300
+			grep -m 10 -E 'BUG|WARNING|Oops|Call Trace|kmemleak|KASAN|lockdep|hung_task' "$r.dmesg" 2>/dev/null | cut -c1-300
+		done <"$out/cases.list"
+	done
+fi
 echo
 echo "######## tested kernels: $(kabis_now); total $((t_end - t_all))s (budget ${budget}s)"
 [ $((t_end - t_all)) -le "$budget" ] || echo "######## WARNING: make check took longer than the ${budget}s budget"

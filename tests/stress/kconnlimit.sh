@@ -92,14 +92,23 @@ ks_stress_teardown() {
 }
 
 # The flood and the connections reached every rule, which remembered them
-# (inserts, the 10th column of `nfguard kconnlimit list`).
+# (inserts, the 10th column of `nfguard kconnlimit list`). Runs after the
+# stressors, with the flood still on: every iptables-legacy change during the
+# run re-created every rule of that table (a new instance, an empty table, as
+# with connlimit), so one more round of connections is made first and the
+# check waits for the flood to reach the last instances.
+ks_rule_remembered() { # NAME
+	local line
+	line=$(ks_dut nfguard kconnlimit list "$1" | sed -n 2p)
+	[ "$(awk '{ print $10 }' <<<"$line")" -ge 1 ] 2>/dev/null
+}
 ks_stress_flood_check() {
-	local r line
+	local r
+	ks_st_conns || nfg_fail "connections after the stress run"
 	for r in flood floodd churn churn6 churn6d; do
-		line=$(ks_dut nfguard kconnlimit list $r | sed -n 2p)
-		nfg_log "$line"
-		[ "$(awk '{ print $10 }' <<<"$line")" -ge 1 ] 2>/dev/null ||
-			nfg_fail "rule $r remembered no connection"
+		nfg_wait_until 30 ks_rule_remembered $r ||
+			nfg_fail "rule $r remembered no connection: $(ks_dut nfguard kconnlimit list $r | sed -n 2p)"
+		nfg_log "$(ks_dut nfguard kconnlimit list $r | sed -n 2p)"
 	done
 }
 

@@ -39,14 +39,14 @@ NFG_CONN_SEQ=0
 # ------------------------------------------------------------------ messages
 
 # nfg_log MSG...: progress message on stdout, prefixed with the case name.
-nfg_log() { echo "[$NFG_CASE] $*"; }
+nfg_log() { echo "[$NFG_CASE +${SECONDS}s] $*"; }
 
 # nfg_fail MSG...: print "FAIL: MSG (file:line)" on stderr and exit 1.
 nfg_fail() {
 	local i=0 where=
 	while [ "${FUNCNAME[$i]:-}" ] && [[ ${FUNCNAME[$i]} == nfg_* ]]; do i=$((i + 1)); done
 	[ $i -gt 0 ] && where=" (${BASH_SOURCE[$i]##*/}:${BASH_LINENO[$((i - 1))]})"
-	echo "[$NFG_CASE] FAIL: $*$where" >&2
+	echo "[$NFG_CASE +${SECONDS}s] FAIL: $*$where" >&2
 	exit 1
 }
 

@@ -42,8 +42,8 @@ nfg_log "setup done at ${SECONDS}s ($objs0 live objects)"
 
 ks_stress_flood_start
 nfg_stress_run "$secs"
-ks_stress_flood_stop
 ks_stress_flood_check
+ks_stress_flood_stop
 nfg_log "run done at ${SECONDS}s; $(ks_dut nfguard kconnlimit list | tail -n 1)"
 # every connection gone: the tables forget them and free their keys
 ks_dut conntrack -F >/dev/null 2>&1
