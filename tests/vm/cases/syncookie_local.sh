@@ -21,7 +21,7 @@
 # exactly when they can be remembered (inside the timestamp).
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need hping3 curl python3 conntrack ss iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft
+nfg_need hping3 nfg-tcpflood curl python3 conntrack ss iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft
 
 nfg_load_modules xt_SYNCOOKIE
 nfg_topo_up
@@ -87,7 +87,7 @@ round() { # round legacy|nft 4|6
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -S -p $port --rand-source -i u1000 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" python3 "$NFG_TOP/tests/vm/cases/syncookie_flood.py" "$dst" $port S fd00:1:: 0
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$dst" $port S fd00:1::/64
 	fi
 	flood=$NFG_LAST_PID
 	nfg_wait_until 120 cookies_at_least $((before + 200)) || nfg_fail "flood SYNs not answered with cookies"
@@ -122,7 +122,7 @@ round() { # round legacy|nft 4|6
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -A -p $port --rand-source -i u2000 -c 300 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" python3 "$NFG_TOP/tests/vm/cases/syncookie_flood.py" "$dst" $port A fd00:1:: 300
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 2000 -c 300 "$dst" $port A fd00:1::/64
 	fi
 	wait "$NFG_LAST_PID"
 	acks_counted() {

@@ -25,7 +25,7 @@
 # unloads.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need hping3 curl python3 conntrack iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft
+nfg_need hping3 nfg-tcpflood curl python3 conntrack iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft
 
 nfg_load_modules xt_SYNCOOKIE
 live() { cat /sys/module/xt_SYNCOOKIE/parameters/live_objects; }
@@ -104,7 +104,7 @@ round() { # round router|server legacy|nft 4|6
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -S -p $port --rand-source -i u1000 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" bash -c "while :; do python3 $NFG_TOP/tests/vm/cases/syncookie_flood.py $dst $port S fd00:99:: 500; done"
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$dst" $port S fd00:99::/64
 	fi
 	flood=$NFG_LAST_PID
 	nfg_wait_until 120 cookies_at_least $((before + 200)) || nfg_fail "flood SYNs not answered with cookies"
@@ -135,7 +135,7 @@ round() { # round router|server legacy|nft 4|6
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -A -p $port --rand-source -i u2000 -c 300 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" python3 "$NFG_TOP/tests/vm/cases/syncookie_flood.py" "$dst" $port A fd00:99:: 300
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 2000 -c 300 "$dst" $port A fd00:99::/64
 	fi
 	wait "$NFG_LAST_PID"
 	nfg_wait_until 30 invalid_at_least $((n + 250)) ||

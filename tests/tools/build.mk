@@ -1,0 +1,6 @@
+# Traffic tools for the VM cases.
+TEST_BINS += $(B)/bin/nfg-tcpflood
+
+$(B)/bin/nfg-tcpflood: tests/tools/tcpflood.c
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -o $@ $<
