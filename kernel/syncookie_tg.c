@@ -13,10 +13,15 @@
  *    the kernel's own cookie check creates the socket (XT_CONTINUE). An
  *    invalid cookie on a segment of no existing socket: NF_DROP, counted.
  *
- * Reply path: a new skb (IP + TCP + options, about 80 bytes) is built,
- * routed with ip_route_output_key() / ip6_route_output(), marked untracked
- * and sent with ip_local_out() / ip6_local_out(). The received SYN is
- * dropped. One allocation and one route lookup per SYN; no lock.
+ * Reply path: in place where it is the same as routing the reply back
+ * (nfg_sc_reply_inplace(): a unicast Ethernet frame for this host, no IP
+ * options, no VLAN tag, tunnel metadata or IPsec; not a bridge port): the
+ * SYN's own skb becomes the SYN-ACK, its MAC and IP addresses swapped, and
+ * leaves by the device it came in on (dev_queue_xmit) - no allocation, no
+ * route lookup, no OUTPUT/POSTROUTING hooks. Otherwise a new skb (IP + TCP
+ * + options, about 80 bytes) is built, routed with ip_route_output_key() /
+ * ip6_route_output(), marked untracked and sent with ip_local_out() /
+ * ip6_local_out(), and the SYN is dropped. No lock either way.
  *
  * Local mode uses the KERNEL's cookie (__cookie_v4/v6_init_sequence) and
  * its timestamp option encoding, so the listener validates the ACK itself.
@@ -32,6 +37,9 @@
 #include "nfg_compat.h"
 
 #include <linux/kernel.h>
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/log2.h>
@@ -47,7 +55,9 @@
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ip6_checksum.h>
+#include <net/addrconf.h>
 #include <net/ipv6.h>
+#include <net/xfrm.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_conntrack_core.h>
 #include <net/netfilter/nf_conntrack_synproxy.h>
@@ -161,7 +171,29 @@ static void nfg_sc_synack_opts(const struct net *net,
 				    s->sack) + tsoff;
 }
 
-/* Fill the TCP header of a SYN-ACK answering @oth; checksum left to the caller. */
+/*
+ * Write a SYN-ACK's TCP header and options (@optlen bytes of @opts) at @nth,
+ * answering a SYN from port @sport to @dport with sequence number @seq;
+ * checksum left to the caller. Takes values, not the SYN's header: in
+ * place the two are the same memory.
+ */
+static void nfg_sc_fill_tcp(struct tcphdr *nth, __be16 sport, __be16 dport,
+			    __be32 seq, u32 isn, const u8 *opts,
+			    unsigned int optlen, u16 window)
+{
+	memset(nth, 0, sizeof(*nth));
+	nth->source = dport;
+	nth->dest = sport;
+	nth->seq = htonl(isn);
+	nth->ack_seq = htonl(ntohl(seq) + 1);
+	nth->doff = (sizeof(*nth) + optlen) / 4;
+	nth->syn = 1;
+	nth->ack = 1;
+	nth->window = htons(window);
+	memcpy(nth + 1, opts, optlen);
+}
+
+/* Append the TCP header of a SYN-ACK answering @oth; checksum left to the caller. */
 static struct tcphdr *nfg_sc_put_tcp(struct sk_buff *nskb,
 				     const struct tcphdr *oth, u32 isn,
 				     const struct nfg_sc_opts *s, u16 window)
@@ -171,16 +203,9 @@ static struct tcphdr *nfg_sc_put_tcp(struct sk_buff *nskb,
 	struct tcphdr *nth;
 
 	skb_reset_transport_header(nskb);
-	nth = skb_put_zero(nskb, sizeof(*nth) + optlen);
-	nth->source = oth->dest;
-	nth->dest = oth->source;
-	nth->seq = htonl(isn);
-	nth->ack_seq = htonl(ntohl(oth->seq) + 1);
-	nth->doff = (sizeof(*nth) + optlen) / 4;
-	nth->syn = 1;
-	nth->ack = 1;
-	nth->window = htons(window);
-	memcpy(nth + 1, opts, optlen);
+	nth = skb_put(nskb, sizeof(*nth) + optlen);
+	nfg_sc_fill_tcp(nth, oth->source, oth->dest, oth->seq, isn, opts,
+			optlen, window);
 	return nth;
 }
 
@@ -294,6 +319,136 @@ static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
 	return ip6_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
 }
 
+/*
+ * In-place reply, the fast path (as XDP synproxy does it): the received SYN
+ * itself is rewritten into the SYN-ACK and sent back out the device it came
+ * in on, to the MAC address it came from, with dev_queue_xmit(): no
+ * allocation, no route lookup, no OUTPUT/POSTROUTING hooks (the reply is
+ * untracked anyway). Taken only where that is the same as routing the
+ * reply back: a unicast frame for this host (PACKET_HOST) with a plain
+ * Ethernet header, on an Ethernet device that is not a bridge port, with
+ * no VLAN tag left in the skb, no route or tunnel metadata attached, not
+ * decrypted by IPsec, not GSO, and (IPv4) no IP options. Anything else
+ * gets -EOPNOTSUPP with the skb untouched, and the caller routes a new
+ * skb instead. Once the skb is changed, a failure returns -ENOMEM and the
+ * SYN is dropped. Returns 0 when the skb was sent (consumed).
+ */
+static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
+				const struct nfg_sc_pkt *p, u32 isn,
+				const struct nfg_sc_opts *s, u16 window)
+{
+	__be16 sport = p->th->source, dport = p->th->dest;
+	struct net_device *dev = skb->dev;
+	u8 opts[NFG_SC_SYNACK_OPTLEN];
+	__be32 seq = p->th->seq;
+	unsigned int optlen, tcplen, len;
+	struct tcphdr *nth;
+	struct ethhdr *eth;
+
+	if (!dev || dev->type != ARPHRD_ETHER || netif_is_bridge_port(dev) ||
+	    skb->pkt_type != PACKET_HOST || !skb_mac_header_was_set(skb) ||
+	    skb->mac_len != ETH_HLEN || skb_network_offset(skb) ||
+	    skb_vlan_tag_present(skb) || skb_dst(skb) ||
+	    secpath_exists(skb) || skb_is_gso(skb) ||
+	    skb_headroom(skb) < ETH_HLEN)
+		return -EOPNOTSUPP;
+	if (p->family == NFPROTO_IPV4 ? p->thoff != sizeof(struct iphdr) :
+					p->thoff != sizeof(struct ipv6hdr))
+		return -EOPNOTSUPP;
+	optlen = nfg_sc_build_opts(opts, s);
+	tcplen = sizeof(*nth) + optlen;
+	len = p->thoff + tcplen;
+	if (skb->len < len &&
+	    (skb_is_nonlinear(skb) || skb_tailroom(skb) < len - skb->len))
+		return -EOPNOTSUPP;
+
+	/* From here on the SYN is changed: a failure drops it. */
+	if (skb->len > len && pskb_trim(skb, len))
+		return -ENOMEM;
+	/* a private copy of the head if it is shared (a tap's clone) */
+	if (skb_ensure_writable(skb, skb->len))
+		return -ENOMEM;
+	if (skb->len < len) {
+		if (skb_tailroom(skb) < len - skb->len)
+			return -ENOMEM;
+		__skb_put(skb, len - skb->len);
+	}
+
+	nth = (struct tcphdr *)(skb_network_header(skb) + p->thoff);
+	nfg_sc_fill_tcp(nth, sport, dport, seq, isn, opts, optlen, window);
+	if (p->family == NFPROTO_IPV4) {
+		struct iphdr *iph = ip_hdr(skb);
+
+		swap(iph->saddr, iph->daddr);
+		iph->tos = 0;
+		iph->tot_len = htons(len);
+		iph->id = 0;
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = READ_ONCE(net->ipv4.sysctl_ip_default_ttl);
+		ip_send_check(iph);
+		nth->check = tcp_v4_check(tcplen, iph->saddr, iph->daddr,
+					  csum_partial(nth, tcplen, 0));
+	} else {
+		struct ipv6hdr *ip6h = ipv6_hdr(skb);
+		struct inet6_dev *idev = __in6_dev_get(dev);
+
+		swap(ip6h->saddr, ip6h->daddr);
+		ip6_flow_hdr(ip6h, 0, 0);
+		ip6h->payload_len = htons(tcplen);
+		ip6h->hop_limit = idev ? READ_ONCE(idev->cnf.hop_limit) :
+			READ_ONCE(net->ipv6.devconf_all->hop_limit);
+		nth->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, tcplen,
+					     IPPROTO_TCP,
+					     csum_partial(nth, tcplen, 0));
+	}
+
+	eth = (struct ethhdr *)skb_mac_header(skb);
+	ether_addr_copy(eth->h_dest, eth->h_source);
+	ether_addr_copy(eth->h_source, dev->dev_addr);
+	__skb_push(skb, ETH_HLEN);
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->mark = 0;
+	skb->priority = 0;
+	skb_clear_tstamp(skb);
+	nf_reset_ct(skb);
+	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);
+	dev_queue_xmit(skb);
+	return 0;
+}
+
+/*
+ * Answer a SYN with a cookie SYN-ACK (sequence number @isn): in place when
+ * nfg_sc_reply_inplace() can, else a new routed skb. Returns the verdict:
+ * NF_STOLEN when the SYN became the reply, NF_DROP otherwise.
+ */
+static unsigned int nfg_sc_answer(struct nfg_sc_net *sn, struct net *net,
+				  const struct net_device *in,
+				  struct sk_buff *skb,
+				  const struct nfg_sc_pkt *p, u32 isn,
+				  const struct nfg_sc_opts *s, u16 window)
+{
+	int err = nfg_sc_reply_inplace(net, skb, p, isn, s, window);
+
+	if (!err) {
+		this_cpu_inc(sn->stats->cookie_sent);
+		this_cpu_inc(sn->stats->sent_inplace);
+		return NF_STOLEN;
+	}
+	if (err == -EOPNOTSUPP) {
+		if (p->family == NFPROTO_IPV6)
+			err = nfg_sc_send_synack6(net, in, ipv6_hdr(skb), p->th,
+						  isn, s, window);
+		else
+			err = nfg_sc_send_synack4(net, ip_hdr(skb), p->th, isn,
+						  s, window);
+	}
+	if (err)
+		this_cpu_inc(sn->stats->send_fail);
+	else
+		this_cpu_inc(sn->stats->cookie_sent);
+	return NF_DROP;
+}
+
 /* Give the listener of this ACK a recent SYN-queue overflow mark. */
 static void nfg_sc_mark_listener4(struct net *net, const struct net_device *in,
 				  const struct iphdr *iph,
@@ -369,29 +524,35 @@ static void nfg_sc_allowlist_add(struct nfg_sc_net *sn,
 }
 
 /*
- * A SYN no host sends: from a multicast, broadcast or unspecified address,
- * to a multicast or broadcast address, or in a link-layer broadcast or
- * multicast frame. The target runs before routing's martian checks, and
- * answering such a SYN would send a SYN-ACK to a group or to the whole link
- * (a reflector for spoofed SYNs): dropped and counted as malformed instead.
+ * A SYN no host sends: from a multicast, broadcast or unspecified address
+ * (or a loopback one, on a device that is not loopback), to a multicast or
+ * broadcast address, or in a link-layer broadcast or multicast frame. The
+ * target runs before routing's martian checks, and answering such a SYN
+ * would send a SYN-ACK to a group or to the whole link (a reflector for
+ * spoofed SYNs): dropped and counted as malformed instead.
  */
 static bool nfg_sc_martian(const struct sk_buff *skb, u8 family)
 {
 	const struct ipv6hdr *ip6h;
 	const struct iphdr *iph;
+	bool lo;
 
 	if (skb->pkt_type == PACKET_BROADCAST ||
 	    skb->pkt_type == PACKET_MULTICAST)
 		return true;
+	/* a loopback source is only real on a loopback device */
+	lo = skb->dev && (skb->dev->flags & IFF_LOOPBACK);
 	if (family == NFPROTO_IPV6) {
 		ip6h = ipv6_hdr(skb);
 		return ipv6_addr_is_multicast(&ip6h->saddr) ||
 		       ipv6_addr_any(&ip6h->saddr) ||
+		       (!lo && ipv6_addr_loopback(&ip6h->saddr)) ||
 		       ipv6_addr_is_multicast(&ip6h->daddr);
 	}
 	iph = ip_hdr(skb);
 	return ipv4_is_multicast(iph->saddr) || ipv4_is_lbcast(iph->saddr) ||
 	       ipv4_is_zeronet(iph->saddr) ||
+	       (!lo && ipv4_is_loopback(iph->saddr)) ||
 	       ipv4_is_multicast(iph->daddr) || ipv4_is_lbcast(iph->daddr);
 }
 
@@ -779,30 +940,21 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 }
 
 /* A SYN from a source not on the allowlist, proxy mode: our own cookie. */
-static void nfg_sc_proxy_syn_answer(struct nfg_sc_net *sn,
-				    const struct xt_syncookie_tginfo *info,
-				    struct net *net, const struct net_device *in,
-				    const struct sk_buff *skb,
-				    const struct nfg_sc_pkt *p,
-				    const struct nfg_sc_flow *f,
-				    const struct nfg_sc_opts *c)
+static unsigned int nfg_sc_proxy_syn_answer(struct nfg_sc_net *sn,
+					    const struct xt_syncookie_tginfo *info,
+					    struct net *net,
+					    const struct net_device *in,
+					    struct sk_buff *skb,
+					    const struct nfg_sc_pkt *p,
+					    const struct nfg_sc_flow *f,
+					    const struct nfg_sc_opts *c)
 {
 	struct nfg_sc_opts s;
 	u32 cookie;
-	int err;
 
 	cookie = nfg_sc_proxy_answer(sn, info, net, in, f, ntohl(p->th->seq), c,
 				     &s);
-	if (f->family == NFPROTO_IPV6)
-		err = nfg_sc_send_synack6(net, in, ipv6_hdr(skb), p->th, cookie,
-					  &s, 0);
-	else
-		err = nfg_sc_send_synack4(net, ip_hdr(skb), p->th, cookie, &s,
-					  0);
-	if (err)
-		this_cpu_inc(sn->stats->send_fail);
-	else
-		this_cpu_inc(sn->stats->cookie_sent);
+	return nfg_sc_answer(sn, net, in, skb, p, cookie, &s, 0);
 }
 
 /*
@@ -814,7 +966,7 @@ static void nfg_sc_proxy_syn_answer(struct nfg_sc_net *sn,
 static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 				 const struct xt_syncookie_tginfo *info,
 				 struct net *net, const struct net_device *in,
-				 const struct sk_buff *skb,
+				 struct sk_buff *skb,
 				 const struct xt_action_param *par,
 				 struct nfg_sc_pkt *p)
 {
@@ -847,8 +999,8 @@ static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 			this_cpu_inc(sn->stats->malformed);
 			return NF_DROP;
 		}
-		nfg_sc_proxy_syn_answer(sn, info, net, in, skb, p, f, &c);
-		return NF_DROP;
+		return nfg_sc_proxy_syn_answer(sn, info, net, in, skb, p, f,
+					       &c);
 	}
 	if (th->ack && !th->rst)
 		return nfg_sc_proxy_ack(sn, info, net, skb, p, f);
@@ -895,12 +1047,8 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 		st = secure_tcp_seq_and_ts_off(net, iph->daddr, iph->saddr,
 					       p.th->dest, p.th->source);
 		nfg_sc_synack_opts(net, info, in, NFPROTO_IPV4, &c, st.ts_off, &s);
-		if (nfg_sc_send_synack4(net, iph, p.th, isn, &s,
-					NFG_SC_SYNACK_WINDOW))
-			this_cpu_inc(sn->stats->send_fail);
-		else
-			this_cpu_inc(sn->stats->cookie_sent);
-		return NF_DROP;
+		return nfg_sc_answer(sn, net, in, skb, &p, isn, &s,
+				     NFG_SC_SYNACK_WINDOW);
 	}
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v4_check(iph, p.th)) {
@@ -958,12 +1106,8 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 						 ip6h->saddr.s6_addr32,
 						 p.th->dest, p.th->source);
 		nfg_sc_synack_opts(net, info, in, NFPROTO_IPV6, &c, st.ts_off, &s);
-		if (nfg_sc_send_synack6(net, in, ip6h, p.th, isn, &s,
-					NFG_SC_SYNACK_WINDOW))
-			this_cpu_inc(sn->stats->send_fail);
-		else
-			this_cpu_inc(sn->stats->cookie_sent);
-		return NF_DROP;
+		return nfg_sc_answer(sn, net, in, skb, &p, isn, &s,
+				     NFG_SC_SYNACK_WINDOW);
 	}
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v6_check(ip6h, p.th)) {

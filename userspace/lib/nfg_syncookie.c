@@ -89,6 +89,7 @@ static int sc_stats_cb(const struct nlmsghdr *nlh, void *data)
 	c->proxied = sc_u64(&tb, NFG_SC_A_PROXIED);
 	c->malformed = sc_u64(&tb, NFG_SC_A_MALFORMED);
 	c->send_fail = sc_u64(&tb, NFG_SC_A_SEND_FAIL);
+	c->sent_inplace = sc_u64(&tb, NFG_SC_A_SENT_INPLACE);
 	return MNL_CB_OK;
 }
 

@@ -10,8 +10,9 @@
 #     raw-drop          iptables-legacy raw PREROUTING -i rx0 -j DROP (floor)
 #     syncookie         one rule, the man page's local web server ruleset:
 #                       raw PREROUTING -p tcp --dport P -j SYNCOOKIE --mode local
-#                       --sack-perm --timestamp (every SYN answered with a
-#                       cookie SYN-ACK routed into dummy0, then dropped)
+#                       --sack-perm --timestamp (every SYN rewritten in place
+#                       into its cookie SYN-ACK and sent back out rx0, which
+#                       the check proves with the sent_inplace counter)
 #     syncookie-ct      the same on a stateful host: plus filter INPUT
 #                       -m conntrack --ctstate INVALID -j DROP, so conntrack's
 #                       hooks are active (the SYN-ACK is untracked)
@@ -97,7 +98,7 @@ stat() {
 # ------------------------------------------------------------------ rulesets
 raw() { nfb_rx iptables-legacy -w -t raw -A PREROUTING -i rx0 "$@"; }
 sc_rule() { raw -p tcp --dport "$port" -j SYNCOOKIE "$@"; }
-sc_mark() { SC_C0=$(stat cookie_sent) SC_I0=$(stat ack_invalid) SC_V0=$(stat ack_valid) SC_H0=$(stat allowlist_hit); }
+sc_mark() { SC_C0=$(stat cookie_sent) SC_P0=$(stat sent_inplace) SC_I0=$(stat ack_invalid) SC_V0=$(stat ack_valid) SC_H0=$(stat allowlist_hit); }
 rs_drop() { raw -j DROP; }
 rs_sc() { sc_mark && sc_rule --mode local --sack-perm --timestamp; }
 rs_sc_ct() {
@@ -140,9 +141,11 @@ no_l4() { [ "$NFB_L4" = 0 ] && return 0; nfg_log "check: $NFB_L4 packets reached
 chk_drop() {
 	ge "raw DROP count" "$(nfb_ipt_counter legacy 4 raw PREROUTING 1)" "$NFB_PKTS" && no_l4
 }
-# every SYN of the sample was answered with a cookie, none reached TCP
+# every SYN of the sample was answered with a cookie, in place, none
+# reached TCP
 chk_sc_syn() {
-	ge "cookie_sent" $(($(stat cookie_sent) - SC_C0)) "$NFB_PKTS" && no_l4
+	ge "cookie_sent" $(($(stat cookie_sent) - SC_C0)) "$NFB_PKTS" &&
+		ge "sent_inplace" $(($(stat sent_inplace) - SC_P0)) "$NFB_PKTS" && no_l4
 }
 # every bogus ACK was checked and dropped, none reached TCP
 chk_sc_ack() {

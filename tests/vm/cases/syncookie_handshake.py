@@ -5,7 +5,8 @@ tests/vm/cases/syncookie_*.sh; runs in the client's netns, whose kernel
 must not answer the SYN-ACK with a RST: the caller drops outgoing RSTs).
 
 usage: syncookie_handshake.py SRC DST PORT VARIANT EXPECT_MSS [local|proxy]
-  VARIANT: full | nots | nosack | nows | mss536
+  VARIANT: full | nots | nosack | nows | mss536 | ipopt (IPv4: full, the SYN
+           with IP options, which SYNCOOKIE answers by the routed path)
   EXPECT_MSS: the MSS option the SYN-ACK must carry (the rule's --mss)
   mode: the rule's --mode (default local)
 
@@ -22,7 +23,7 @@ import random
 import sys
 import time
 
-from scapy.all import IP, IPv6, TCP, AsyncSniffer, conf, send
+from scapy.all import IP, IPv6, TCP, AsyncSniffer, IPOption_NOP, conf, send
 
 conf.verb = 0
 
@@ -61,7 +62,10 @@ def main():
     sn = AsyncSniffer(iface="eth0", lfilter=ours, prn=got.append, store=False)
     sn.start()
     time.sleep(0.5)
-    send(ip / TCP(sport=sport, dport=dport, flags="S", seq=seq, window=64240, options=opts))
+    synip = ip
+    if variant == "ipopt":
+        synip = IP(src=src, dst=dst, options=[IPOption_NOP()] * 4)
+    send(synip / TCP(sport=sport, dport=dport, flags="S", seq=seq, window=64240, options=opts))
     deadline = time.time() + 10
     synack = None
     while time.time() < deadline and synack is None:

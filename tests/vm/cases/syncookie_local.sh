@@ -59,6 +59,8 @@ stat() {
 	done <"$statf"
 	echo missing
 }
+# the SYN-ACKs since the round's start were all sent in place
+inplace_all() { snap; [ $(($(stat sent_inplace) - inp0)) -eq $(($(stat cookie_sent) - before)) ]; }
 cookies_at_least() { snap; [ "$(stat cookie_sent)" -ge "$1" ]; }
 invalid_at_least() { snap; [ "$(stat ack_invalid)" -ge "$1" ]; }
 sc() { nfg_server nfguard syncookie "$@"; }
@@ -72,7 +74,7 @@ fetch() { # fetch ADDR: one complete, intact download
 }
 
 round() { # round legacy|nft 4|6
-	local v=$1 fam=$2 dst cli craft flood before n hit rst0 ct
+	local v=$1 fam=$2 dst cli craft flood before inp0 n hit rst0 ct routed
 
 	if [ "$fam" = 4 ]; then dst=$NFG_S4 cli=$NFG_C4 craft=10.0.1.77; else dst=$NFG_S6 cli=$NFG_C6 craft=fd00:1::77; fi
 	nfg_log "== $v IPv$fam"
@@ -80,7 +82,7 @@ round() { # round legacy|nft 4|6
 		-j SYNCOOKIE --mode local --mss $mss --sack-perm --timestamp
 	nfg_assert_ok "flush allowlist" sc allowlist flush
 	snap
-	before=$(stat cookie_sent)
+	before=$(stat cookie_sent) inp0=$(stat sent_inplace)
 	ct=$(nfg_server conntrack -C)
 
 	# spoofed SYN flood, running during the fetches
@@ -109,6 +111,8 @@ round() { # round legacy|nft 4|6
 	nfg_assert_le "$(nfg_server conntrack -C)" $((ct + 20)) "server conntrack entries during the flood"
 	kill "$flood" 2>/dev/null
 	wait "$flood" 2>/dev/null
+	# every SYN came in a unicast Ethernet frame: all answered in place
+	nfg_wait_until 10 inplace_all || nfg_fail "SYN-ACKs sent in place: $(($(stat sent_inplace) - inp0)) of $(($(stat cookie_sent) - before))"
 
 	# bogus ACKs: dropped, counted, never reach TCP. A counter rule before
 	# SYNCOOKIE sees the ACKs that reach the server from anyone but the
@@ -138,10 +142,18 @@ round() { # round legacy|nft 4|6
 	# crafted handshakes (legacy rounds: the rule is the same either way)
 	if [ "$v" = legacy ]; then
 		nfg_log "crafted handshakes"
-		# one python for the five (each with an empty allowlist first)
-		nfg_assert_ok "handshakes full,nots,nosack,nows,mss536 IPv$fam" nfg_client python3 \
+		# one python for all (each with an empty allowlist first); IPv4
+		# also a SYN with IP options: answered by the routed path
+		local variants=full,nots,nosack,nows,mss536
+		[ "$fam" = 4 ] && variants+=,ipopt
+		snap
+		routed=$(($(stat cookie_sent) - $(stat sent_inplace)))
+		nfg_assert_ok "handshakes $variants IPv$fam" nfg_client python3 \
 			"$NFG_TOP/tests/vm/cases/syncookie_handshakes.py" "$craft" "$dst" $port \
-			full,nots,nosack,nows,mss536 $mss local -- ip netns exec "$NFG_NS_S" nfguard syncookie allowlist flush
+			$variants $mss local -- ip netns exec "$NFG_NS_S" nfguard syncookie allowlist flush
+		snap
+		[ "$fam" = 6 ] || nfg_assert_ge $(($(stat cookie_sent) - $(stat sent_inplace))) $((routed + 1)) \
+			"SYN-ACKs by the routed path (the SYN with IP options)"
 	fi
 	nfg_assert_ok "rule delete" nfg_ipt "$NFG_NS_S" "$v" "$fam" -t raw -D PREROUTING -p tcp --dport $port \
 		-j SYNCOOKIE --mode local --mss $mss --sack-perm --timestamp

@@ -6,7 +6,7 @@ usage: syncookie_malformed.py SRC DST PORT [martian]
 Sends, once each, every malformed case of the SYNCOOKIE man page that
 applies to the family of DST and prints how many it sent. Each must be
 dropped and counted as "malformed" by the target. With "martian": SYNs
-from multicast/broadcast sources (IPv4) or to a multicast group (IPv6).
+from multicast/broadcast/loopback sources (IPv4) or to a multicast group (IPv6).
 """
 import sys
 
@@ -16,7 +16,8 @@ conf.verb = 0
 
 
 def martians(src, dst, port):
-    """SYNs no host sends: IPv4 from multicast and broadcast sources; IPv6
+    """SYNs no host sends: IPv4 from multicast, broadcast and loopback
+    sources (over Ethernet); IPv6
     to a multicast group (ipv6_rcv drops multicast sources before any
     hook). A cookie SYN-ACK would go to a group or the whole link."""
     t = dict(sport=40002, dport=port, seq=1000, flags="S")
@@ -24,7 +25,8 @@ def martians(src, dst, port):
         return [IPv6(src=src, dst="ff0e::1") / TCP(**t)]
     return [IP(src="224.0.0.5", dst=dst) / TCP(**t),
             IP(src="255.255.255.255", dst=dst) / TCP(**t),
-            IP(src="239.1.2.3", dst=dst) / TCP(**t)]
+            IP(src="239.1.2.3", dst=dst) / TCP(**t),
+            IP(src="127.0.0.9", dst=dst) / TCP(**t)]
 
 
 def main():

@@ -6,7 +6,7 @@
 # and counted as "malformed" (exactly one count per packet), none draws an
 # answer from the server (no SYN-ACK, no RST), and a real client connects
 # afterwards. IPv4 and IPv6; no conntrack in the server, so fragments reach
-# the target unreassembled. SYNs from multicast and broadcast sources (IPv4)
+# the target unreassembled. SYNs from multicast, broadcast and loopback sources (IPv4)
 # or to a multicast group (IPv6), sent through a rule on the router (before
 # its routing drops them), are dropped and counted as malformed, never
 # answered.
@@ -51,7 +51,7 @@ for fam in 4 6; do
 	[ "$fam" = 6 ] && url="http://[$dst]:$port/"
 	nfg_assert_ok "IPv$fam fetch after the malformed packets" nfg_client curl -sS -g -m 30 -o /dev/null "$url"
 
-	# SYNs from multicast/broadcast sources (IPv4) or to a multicast group
+	# SYNs from multicast/broadcast/loopback sources (IPv4) or to a multicast group
 	# (IPv6) reach a rule on the router before its routing's martian
 	# checks: dropped and counted, never answered (a SYN-ACK to a group or
 	# the whole link)

@@ -65,6 +65,8 @@ stat() {
 	done <"$statf"
 	echo missing
 }
+# the SYN-ACKs since the round's start were all sent in place
+inplace_all() { snap; [ $(($(stat sent_inplace) - inp0)) -eq $(($(stat cookie_sent) - before)) ]; }
 cookies_at_least() { snap; [ "$(stat cookie_sent)" -ge "$1" ]; }
 invalid_at_least() { snap; [ "$(stat ack_invalid)" -ge "$1" ]; }
 sc() { nfg_in "$ns" nfguard syncookie "$@"; }
@@ -78,7 +80,7 @@ fetch() { # fetch ADDR: one complete, intact download
 }
 
 round() { # round router|server legacy|nft 4|6
-	local where=$1 v=$2 fam=$3 dst cli rule flood before n hit ct spoofed
+	local where=$1 v=$2 fam=$3 dst cli rule flood before inp0 n hit ct spoofed routed
 
 	if [ "$fam" = 4 ]; then dst=$NFG_S4 cli=$NFG_C4; else dst=$NFG_S6 cli=$NFG_C6; fi
 	if [ "$where" = router ]; then
@@ -98,7 +100,7 @@ round() { # round router|server legacy|nft 4|6
 	nfg_assert_ok "flush allowlist" sc allowlist flush
 	spoofed=$(nfg_ipt_pkts "$NFG_NS_S" legacy "$fam" spoofed)
 	snap
-	before=$(stat cookie_sent)
+	before=$(stat cookie_sent) inp0=$(stat sent_inplace)
 	ct=$(nfg_in "$ns" conntrack -C)
 
 	if [ "$fam" = 4 ]; then
@@ -128,6 +130,8 @@ round() { # round router|server legacy|nft 4|6
 	nfg_assert_eq "$spoofed" "$(nfg_ipt_pkts "$NFG_NS_S" legacy "$fam" spoofed)" "spoofed packets that reached the server"
 	kill "$flood" 2>/dev/null
 	wait "$flood" 2>/dev/null
+	# every SYN came in a unicast Ethernet frame: all answered in place
+	nfg_wait_until 10 inplace_all || nfg_fail "SYN-ACKs sent in place: $(($(stat sent_inplace) - inp0)) of $(($(stat cookie_sent) - before))"
 
 	nfg_log "bogus-ACK flood"
 	snap
@@ -145,13 +149,19 @@ round() { # round router|server legacy|nft 4|6
 	# crafted handshakes (scapy) through the router: each option set works,
 	# the SYN-ACK's MSS is the rule's
 	if [ "$where" = router ]; then
-		local craft=10.0.1.77 variants=(full nots nosack nows mss536)
+		local craft=10.0.1.77 variants=(full nots nosack nows mss536 ipopt)
 		[ "$fam" = 6 ] && craft=fd00:1::77 variants=(full)
 		# one python for all of them (each with an empty allowlist first)
+		snap
+		routed=$(($(stat cookie_sent) - $(stat sent_inplace)))
 		nfg_assert_ok "handshakes ${variants[*]} IPv$fam" nfg_client python3 \
 			"$NFG_TOP/tests/vm/cases/syncookie_handshakes.py" "$craft" "$dst" $port \
 			"$(IFS=,; echo "${variants[*]}")" $((fam == 4 ? 1460 : 1440)) proxy \
 			-- ip netns exec "$ns" nfguard syncookie allowlist flush
+		snap
+		# IPv4: the SYN with IP options was answered by the routed path
+		[ "$fam" = 6 ] || nfg_assert_ge $(($(stat cookie_sent) - $(stat sent_inplace))) $((routed + 1)) \
+			"SYN-ACKs by the routed path (the SYN with IP options)"
 	fi
 	rule[2]=-D
 	nfg_assert_ok "rule delete" nfg_ipt "$ns" "$v" "$fam" "${rule[@]}"

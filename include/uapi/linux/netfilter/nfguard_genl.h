@@ -174,6 +174,7 @@ enum nfg_syncookie_attr {
 	NFG_SC_A_PROXIED,
 	NFG_SC_A_MALFORMED,
 	NFG_SC_A_SEND_FAIL,
+	NFG_SC_A_SENT_INPLACE,	/* u64: of COOKIE_SENT, SYNs answered in place */
 	__NFG_SC_A_MAX,
 };
 #define NFG_SC_A_MAX (__NFG_SC_A_MAX - 1)
