@@ -172,45 +172,77 @@ static void nfg_sc_synack_opts(const struct net *net,
 }
 
 /*
- * Write a SYN-ACK's TCP header and options (@optlen bytes of @opts) at @nth,
- * answering a SYN from port @sport to @dport with sequence number @seq;
- * checksum left to the caller. Takes values, not the SYN's header: in
- * place the two are the same memory.
+ * A TCP segment this target sends, built before any skb is touched: a
+ * cookie SYN-ACK, or (proxy mode) the SYN to the server. Holds values, not
+ * pointers into the received packet: in place the two share memory.
  */
-static void nfg_sc_fill_tcp(struct tcphdr *nth, __be16 sport, __be16 dport,
-			    __be32 seq, u32 isn, const u8 *opts,
-			    unsigned int optlen, u16 window)
+struct nfg_sc_seg {
+	__be16		sport;
+	__be16		dport;
+	__be32		seq;
+	__be32		ack_seq;
+	__be16		window;
+	bool		ack;		/* SYN-ACK; else a SYN */
+	unsigned int	optlen;
+	u8		opts[NFG_SC_SYNACK_OPTLEN];
+};
+
+/* The SYN-ACK with cookie @isn answering the SYN @oth. */
+static void nfg_sc_seg_synack(struct nfg_sc_seg *g, const struct tcphdr *oth,
+			      u32 isn, const struct nfg_sc_opts *s, u16 window)
+{
+	g->sport = oth->dest;
+	g->dport = oth->source;
+	g->seq = htonl(isn);
+	g->ack_seq = htonl(ntohl(oth->seq) + 1);
+	g->window = htons(window);
+	g->ack = true;
+	g->optlen = nfg_sc_build_opts(g->opts, s);
+}
+
+/* The SYN to the server for the client's cookie ACK @oth. */
+static void nfg_sc_seg_syn(struct nfg_sc_seg *g, const struct tcphdr *oth,
+			   const struct nfg_sc_opts *syn)
+{
+	g->sport = oth->source;
+	g->dport = oth->dest;
+	g->seq = htonl(ntohl(oth->seq) - 1);
+	/* relays the cookie (the client's idea of the server's ISN) */
+	g->ack_seq = htonl(ntohl(oth->ack_seq) - 1);
+	g->window = oth->window;
+	g->ack = false;
+	g->optlen = nfg_sc_build_opts(g->opts, syn);
+}
+
+static unsigned int nfg_sc_seg_len(const struct nfg_sc_seg *g)
+{
+	return sizeof(struct tcphdr) + g->optlen;
+}
+
+/* Write @g's TCP header and options at @nth; checksum left to the caller. */
+static void nfg_sc_fill_tcp(struct tcphdr *nth, const struct nfg_sc_seg *g)
 {
 	memset(nth, 0, sizeof(*nth));
-	nth->source = dport;
-	nth->dest = sport;
-	nth->seq = htonl(isn);
-	nth->ack_seq = htonl(ntohl(seq) + 1);
-	nth->doff = (sizeof(*nth) + optlen) / 4;
+	nth->source = g->sport;
+	nth->dest = g->dport;
+	nth->seq = g->seq;
+	nth->ack_seq = g->ack_seq;
+	nth->doff = nfg_sc_seg_len(g) / 4;
 	nth->syn = 1;
-	nth->ack = 1;
-	nth->window = htons(window);
-	memcpy(nth + 1, opts, optlen);
+	nth->ack = g->ack;
+	nth->window = g->window;
+	memcpy(nth + 1, g->opts, g->optlen);
 }
 
-/* Append the TCP header of a SYN-ACK answering @oth; checksum left to the caller. */
-static struct tcphdr *nfg_sc_put_tcp(struct sk_buff *nskb,
-				     const struct tcphdr *oth, u32 isn,
-				     const struct nfg_sc_opts *s, u16 window)
+/*
+ * A new skb for @g with room for an @nhlen network header. Untracked, or
+ * (@tmpl: proxy mode's SYN to the server) with nf_synproxy_core's
+ * template, so that the connection's conntrack entry gets its extensions.
+ */
+static struct sk_buff *nfg_sc_alloc(struct net *net, unsigned int nhlen,
+				    bool tmpl)
 {
-	u8 opts[NFG_SC_SYNACK_OPTLEN];
-	unsigned int optlen = nfg_sc_build_opts(opts, s);
-	struct tcphdr *nth;
-
-	skb_reset_transport_header(nskb);
-	nth = skb_put(nskb, sizeof(*nth) + optlen);
-	nfg_sc_fill_tcp(nth, oth->source, oth->dest, oth->seq, isn, opts,
-			optlen, window);
-	return nth;
-}
-
-static struct sk_buff *nfg_sc_alloc(unsigned int nhlen)
-{
+	struct synproxy_net *snet;
 	struct sk_buff *nskb;
 
 	nskb = alloc_skb(LL_MAX_HEADER + nhlen + sizeof(struct tcphdr) +
@@ -219,14 +251,24 @@ static struct sk_buff *nfg_sc_alloc(unsigned int nhlen)
 		return NULL;
 	skb_reserve(nskb, LL_MAX_HEADER);
 	skb_reset_network_header(nskb);
-	/* the reply is ours: conntrack must not track it */
-	nf_ct_set(nskb, NULL, IP_CT_UNTRACKED);
+	if (tmpl) {
+		snet = synproxy_pernet(net);
+		nf_ct_set(nskb, snet->tmpl, IP_CT_NEW);
+		nf_conntrack_get(&snet->tmpl->ct_general);
+	} else {
+		/* a reply of ours: conntrack must not track it */
+		nf_ct_set(nskb, NULL, IP_CT_UNTRACKED);
+	}
 	return nskb;
 }
 
-static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
-			       const struct tcphdr *oth, u32 isn,
-			       const struct nfg_sc_opts *s, u16 window)
+/*
+ * Route @g from @saddr (not necessarily ours: a router answering, or the
+ * client's name) to @daddr and send it in a new skb (see nfg_sc_alloc()).
+ * *@loop: the route is local (the server is this host).
+ */
+static int nfg_sc_xmit4(struct net *net, __be32 saddr, __be32 daddr,
+			const struct nfg_sc_seg *g, bool tmpl, bool *loop)
 {
 	struct flowi4 fl4 = {};
 	struct sk_buff *nskb;
@@ -236,17 +278,17 @@ static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 	struct rtable *rt;
 
 	fl4.flowi4_proto = IPPROTO_TCP;
-	fl4.saddr = oiph->daddr;
-	fl4.daddr = oiph->saddr;
-	fl4.fl4_sport = oth->dest;
-	fl4.fl4_dport = oth->source;
-	/* the SYN's destination need not be ours (a router answering) */
+	fl4.saddr = saddr;
+	fl4.daddr = daddr;
+	fl4.fl4_sport = g->sport;
+	fl4.fl4_dport = g->dport;
 	fl4.flowi4_flags = FLOWI_FLAG_ANYSRC;
 	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
+	*loop = rt->dst.dev->flags & IFF_LOOPBACK;
 
-	nskb = nfg_sc_alloc(sizeof(*niph));
+	nskb = nfg_sc_alloc(net, sizeof(*niph), tmpl);
 	if (!nskb) {
 		ip_rt_put(rt);
 		return -ENOMEM;
@@ -258,10 +300,12 @@ static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 	niph->frag_off = htons(IP_DF);
 	niph->ttl = READ_ONCE(net->ipv4.sysctl_ip_default_ttl);
 	niph->protocol = IPPROTO_TCP;
-	niph->saddr = oiph->daddr;
-	niph->daddr = oiph->saddr;
-	nth = nfg_sc_put_tcp(nskb, oth, isn, s, window);
-	tcplen = nskb->len - sizeof(*niph);
+	niph->saddr = saddr;
+	niph->daddr = daddr;
+	skb_reset_transport_header(nskb);
+	tcplen = nfg_sc_seg_len(g);
+	nth = skb_put(nskb, tcplen);
+	nfg_sc_fill_tcp(nth, g);
 	niph->tot_len = htons(nskb->len);
 	ip_send_check(niph);
 	nth->check = tcp_v4_check(tcplen, niph->saddr, niph->daddr,
@@ -271,10 +315,11 @@ static int nfg_sc_send_synack4(struct net *net, const struct iphdr *oiph,
 	return ip_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
 }
 
-static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
-			       const struct ipv6hdr *oip6h,
-			       const struct tcphdr *oth, u32 isn,
-			       const struct nfg_sc_opts *s, u16 window)
+/* IPv6 nfg_sc_xmit4(); @in: where a link-local peer is reached (or NULL). */
+static int nfg_sc_xmit6(struct net *net, const struct net_device *in,
+			const struct in6_addr *saddr,
+			const struct in6_addr *daddr,
+			const struct nfg_sc_seg *g, bool tmpl, bool *loop)
 {
 	struct flowi6 fl6 = {};
 	struct dst_entry *dst;
@@ -284,20 +329,22 @@ static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
 	unsigned int tcplen;
 
 	fl6.flowi6_proto = IPPROTO_TCP;
-	fl6.saddr = oip6h->daddr;
-	fl6.daddr = oip6h->saddr;
-	fl6.fl6_sport = oth->dest;
-	fl6.fl6_dport = oth->source;
+	fl6.saddr = *saddr;
+	fl6.daddr = *daddr;
+	fl6.fl6_sport = g->sport;
+	fl6.fl6_dport = g->dport;
 	/* a link-local or multicast-scoped peer is reached where it came from */
-	if (ipv6_addr_type(&fl6.daddr) & (IPV6_ADDR_LINKLOCAL | IPV6_ADDR_MULTICAST))
+	if (in && (ipv6_addr_type(daddr) &
+		   (IPV6_ADDR_LINKLOCAL | IPV6_ADDR_MULTICAST)))
 		fl6.flowi6_oif = in->ifindex;
 	dst = ip6_route_output(net, NULL, &fl6);
 	if (dst->error) {
 		dst_release(dst);
 		return -EHOSTUNREACH;
 	}
+	*loop = dst->dev->flags & IFF_LOOPBACK;
 
-	nskb = nfg_sc_alloc(sizeof(*nip6h));
+	nskb = nfg_sc_alloc(net, sizeof(*nip6h), tmpl);
 	if (!nskb) {
 		dst_release(dst);
 		return -ENOMEM;
@@ -307,10 +354,12 @@ static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
 	ip6_flow_hdr(nip6h, 0, 0);
 	nip6h->nexthdr = IPPROTO_TCP;
 	nip6h->hop_limit = ip6_dst_hoplimit(dst);
-	nip6h->saddr = oip6h->daddr;
-	nip6h->daddr = oip6h->saddr;
-	nth = nfg_sc_put_tcp(nskb, oth, isn, s, window);
-	tcplen = nskb->len - sizeof(*nip6h);
+	nip6h->saddr = *saddr;
+	nip6h->daddr = *daddr;
+	skb_reset_transport_header(nskb);
+	tcplen = nfg_sc_seg_len(g);
+	nth = skb_put(nskb, tcplen);
+	nfg_sc_fill_tcp(nth, g);
 	nip6h->payload_len = htons(tcplen);
 	nth->check = csum_ipv6_magic(&nip6h->saddr, &nip6h->daddr, tcplen,
 				     IPPROTO_TCP, csum_partial(nth, tcplen, 0));
@@ -330,18 +379,15 @@ static int nfg_sc_send_synack6(struct net *net, const struct net_device *in,
  * no VLAN tag left in the skb, no route or tunnel metadata attached, not
  * decrypted by IPsec, not GSO, and (IPv4) no IP options. Anything else
  * gets -EOPNOTSUPP with the skb untouched, and the caller routes a new
- * skb instead. Once the skb is changed, a failure returns -ENOMEM and the
+ * skb instead (nfg_sc_xmit4/6). Once the skb is changed, a failure returns -ENOMEM and the
  * SYN is dropped. Returns 0 when the skb was sent (consumed).
  */
 static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
-				const struct nfg_sc_pkt *p, u32 isn,
-				const struct nfg_sc_opts *s, u16 window)
+				const struct nfg_sc_pkt *p,
+				const struct nfg_sc_seg *g)
 {
-	__be16 sport = p->th->source, dport = p->th->dest;
+	unsigned int tcplen = nfg_sc_seg_len(g), len = p->thoff + tcplen;
 	struct net_device *dev = skb->dev;
-	u8 opts[NFG_SC_SYNACK_OPTLEN];
-	__be32 seq = p->th->seq;
-	unsigned int optlen, tcplen, len;
 	struct tcphdr *nth;
 	struct ethhdr *eth;
 
@@ -355,9 +401,6 @@ static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
 	if (p->family == NFPROTO_IPV4 ? p->thoff != sizeof(struct iphdr) :
 					p->thoff != sizeof(struct ipv6hdr))
 		return -EOPNOTSUPP;
-	optlen = nfg_sc_build_opts(opts, s);
-	tcplen = sizeof(*nth) + optlen;
-	len = p->thoff + tcplen;
 	if (skb->len < len &&
 	    (skb_is_nonlinear(skb) || skb_tailroom(skb) < len - skb->len))
 		return -EOPNOTSUPP;
@@ -375,7 +418,7 @@ static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
 	}
 
 	nth = (struct tcphdr *)(skb_network_header(skb) + p->thoff);
-	nfg_sc_fill_tcp(nth, sport, dport, seq, isn, opts, optlen, window);
+	nfg_sc_fill_tcp(nth, g);
 	if (p->family == NFPROTO_IPV4) {
 		struct iphdr *iph = ip_hdr(skb);
 
@@ -427,8 +470,12 @@ static unsigned int nfg_sc_answer(struct nfg_sc_net *sn, struct net *net,
 				  const struct nfg_sc_pkt *p, u32 isn,
 				  const struct nfg_sc_opts *s, u16 window)
 {
-	int err = nfg_sc_reply_inplace(net, skb, p, isn, s, window);
+	struct nfg_sc_seg g;
+	bool loop;
+	int err;
 
+	nfg_sc_seg_synack(&g, p->th, isn, s, window);
+	err = nfg_sc_reply_inplace(net, skb, p, &g);
 	if (!err) {
 		this_cpu_inc(sn->stats->cookie_sent);
 		this_cpu_inc(sn->stats->sent_inplace);
@@ -436,11 +483,12 @@ static unsigned int nfg_sc_answer(struct nfg_sc_net *sn, struct net *net,
 	}
 	if (err == -EOPNOTSUPP) {
 		if (p->family == NFPROTO_IPV6)
-			err = nfg_sc_send_synack6(net, in, ipv6_hdr(skb), p->th,
-						  isn, s, window);
+			err = nfg_sc_xmit6(net, in, &ipv6_hdr(skb)->daddr,
+					   &ipv6_hdr(skb)->saddr, &g, false,
+					   &loop);
 		else
-			err = nfg_sc_send_synack4(net, ip_hdr(skb), p->th, isn,
-						  s, window);
+			err = nfg_sc_xmit4(net, ip_hdr(skb)->daddr,
+					   ip_hdr(skb)->saddr, &g, false, &loop);
 	}
 	if (err)
 		this_cpu_inc(sn->stats->send_fail);
@@ -735,146 +783,23 @@ static void nfg_sc_proxy_record(struct net *net, const struct nfg_sc_flow *f,
 	nf_ct_put(ct);
 }
 
-/* Fill the TCP header of the SYN sent to the server for the client's ACK @oth. */
-static struct tcphdr *nfg_sc_put_syn(struct sk_buff *nskb,
-				     const struct tcphdr *oth,
-				     const struct nfg_sc_opts *syn)
-{
-	u8 opts[NFG_SC_SYNACK_OPTLEN];
-	unsigned int optlen = nfg_sc_build_opts(opts, syn);
-	struct tcphdr *nth;
-
-	skb_reset_transport_header(nskb);
-	nth = skb_put_zero(nskb, sizeof(*nth) + optlen);
-	nth->source = oth->source;
-	nth->dest = oth->dest;
-	nth->seq = htonl(ntohl(oth->seq) - 1);
-	/* relays the cookie (the client's idea of the server's ISN) */
-	nth->ack_seq = htonl(ntohl(oth->ack_seq) - 1);
-	nth->doff = (sizeof(*nth) + optlen) / 4;
-	nth->syn = 1;
-	nth->window = oth->window;
-	memcpy(nth + 1, opts, optlen);
-	return nth;
-}
-
-/* The SYN goes out with the synproxy template: its conntrack entry gets the extensions. */
-static void nfg_sc_set_tmpl(struct net *net, struct sk_buff *nskb)
-{
-	struct synproxy_net *snet = synproxy_pernet(net);
-
-	nf_ct_set(nskb, snet->tmpl, IP_CT_NEW);
-	nf_conntrack_get(&snet->tmpl->ct_general);
-}
-
-static int nfg_sc_send_syn4(struct net *net, const struct iphdr *oiph,
-			    const struct tcphdr *oth,
-			    const struct nfg_sc_opts *syn, bool *loop)
-{
-	struct flowi4 fl4 = {};
-	struct sk_buff *nskb;
-	struct tcphdr *nth;
-	struct iphdr *niph;
-	unsigned int tcplen;
-	struct rtable *rt;
-
-	fl4.flowi4_proto = IPPROTO_TCP;
-	fl4.saddr = oiph->saddr;
-	fl4.daddr = oiph->daddr;
-	fl4.fl4_sport = oth->source;
-	fl4.fl4_dport = oth->dest;
-	/* in the client's name */
-	fl4.flowi4_flags = FLOWI_FLAG_ANYSRC;
-	rt = ip_route_output_key(net, &fl4);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
-	*loop = rt->dst.dev->flags & IFF_LOOPBACK;
-
-	nskb = nfg_sc_alloc(sizeof(*niph));
-	if (!nskb) {
-		ip_rt_put(rt);
-		return -ENOMEM;
-	}
-	nfg_sc_set_tmpl(net, nskb);
-	skb_dst_set(nskb, &rt->dst);
-	niph = skb_put_zero(nskb, sizeof(*niph));
-	niph->version = 4;
-	niph->ihl = sizeof(*niph) / 4;
-	niph->frag_off = htons(IP_DF);
-	niph->ttl = READ_ONCE(net->ipv4.sysctl_ip_default_ttl);
-	niph->protocol = IPPROTO_TCP;
-	niph->saddr = oiph->saddr;
-	niph->daddr = oiph->daddr;
-	nth = nfg_sc_put_syn(nskb, oth, syn);
-	tcplen = nskb->len - sizeof(*niph);
-	niph->tot_len = htons(nskb->len);
-	ip_send_check(niph);
-	nth->check = tcp_v4_check(tcplen, niph->saddr, niph->daddr,
-				  csum_partial(nth, tcplen, 0));
-	nskb->ip_summed = CHECKSUM_NONE;
-	nskb->protocol = htons(ETH_P_IP);
-	return ip_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
-}
-
-static int nfg_sc_send_syn6(struct net *net, const struct ipv6hdr *oip6h,
-			    const struct tcphdr *oth,
-			    const struct nfg_sc_opts *syn, bool *loop)
-{
-	struct flowi6 fl6 = {};
-	struct dst_entry *dst;
-	struct ipv6hdr *nip6h;
-	struct sk_buff *nskb;
-	struct tcphdr *nth;
-	unsigned int tcplen;
-
-	fl6.flowi6_proto = IPPROTO_TCP;
-	fl6.saddr = oip6h->saddr;
-	fl6.daddr = oip6h->daddr;
-	fl6.fl6_sport = oth->source;
-	fl6.fl6_dport = oth->dest;
-	dst = ip6_route_output(net, NULL, &fl6);
-	if (dst->error) {
-		dst_release(dst);
-		return -EHOSTUNREACH;
-	}
-	*loop = dst->dev->flags & IFF_LOOPBACK;
-
-	nskb = nfg_sc_alloc(sizeof(*nip6h));
-	if (!nskb) {
-		dst_release(dst);
-		return -ENOMEM;
-	}
-	nfg_sc_set_tmpl(net, nskb);
-	skb_dst_set(nskb, dst);
-	nip6h = skb_put_zero(nskb, sizeof(*nip6h));
-	ip6_flow_hdr(nip6h, 0, 0);
-	nip6h->nexthdr = IPPROTO_TCP;
-	nip6h->hop_limit = ip6_dst_hoplimit(dst);
-	nip6h->saddr = oip6h->saddr;
-	nip6h->daddr = oip6h->daddr;
-	nth = nfg_sc_put_syn(nskb, oth, syn);
-	tcplen = nskb->len - sizeof(*nip6h);
-	nip6h->payload_len = htons(tcplen);
-	nth->check = csum_ipv6_magic(&nip6h->saddr, &nip6h->daddr, tcplen,
-				     IPPROTO_TCP, csum_partial(nth, tcplen, 0));
-	nskb->ip_summed = CHECKSUM_NONE;
-	nskb->protocol = htons(ETH_P_IPV6);
-	return ip6_local_out(net, NULL, nskb) < 0 ? -EIO : 0;
-}
-
 /* Send the server's SYN for the client's ACK; record the ISN if it looped. */
 static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 				const struct nfg_sc_pkt *p,
 				const struct nfg_sc_flow *f,
 				const struct nfg_sc_opts *syn)
 {
+	struct nfg_sc_seg g;
 	bool loop = false;
 	int err;
 
+	nfg_sc_seg_syn(&g, p->th, syn);
 	if (f->family == NFPROTO_IPV6)
-		err = nfg_sc_send_syn6(net, ipv6_hdr(skb), p->th, syn, &loop);
+		err = nfg_sc_xmit6(net, NULL, &ipv6_hdr(skb)->saddr,
+				   &ipv6_hdr(skb)->daddr, &g, true, &loop);
 	else
-		err = nfg_sc_send_syn4(net, ip_hdr(skb), p->th, syn, &loop);
+		err = nfg_sc_xmit4(net, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+				   &g, true, &loop);
 	if (!err && loop)
 		nfg_sc_proxy_record(net, f, ntohl(p->th->ack_seq) - 1, syn);
 	return err;
