@@ -412,6 +412,24 @@ nfg_unload_modules() {
 # nfg_sha256 FILE: print the SHA-256 of FILE.
 nfg_sha256() { sha256sum "$1" | cut -d' ' -f1; }
 
+# nfg_kv FILE KEY: the value of FILE's "KEY value" line (a copy of a
+# /proc/net/stat/nfguard_* file, `nfguard ... stats`), or "missing".
+nfg_kv() {
+	local k v
+	while read -r k v; do
+		[ "$k" = "$2" ] && { echo "$v"; return 0; }
+	done <"$1"
+	echo missing
+}
+
+# nfg_fetch_intact URL SHA256: the client downloads URL (curl, 60 s at most)
+# completely, and its SHA-256 is SHA256.
+nfg_fetch_intact() {
+	rm -f "$NFG_WORK/fetch.out"
+	nfg_assert_ok "fetch $1" nfg_client curl -sS -g -m 60 -o "$NFG_WORK/fetch.out" "$1"
+	nfg_assert_eq "$2" "$(nfg_sha256 "$NFG_WORK/fetch.out")" "sha256 of $1"
+}
+
 # nfg_on_exit CMD...: run CMD (eval'd) at exit, before the topology goes away.
 nfg_on_exit() { NFG_EXIT_HOOKS+=("$*"); }
 

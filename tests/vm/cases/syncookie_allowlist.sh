@@ -23,13 +23,7 @@ nfg_topo_up
 sc() { nfg_server nfguard syncookie "$@"; }
 statf=$NFG_WORK/stat
 snap() { sc stats >"$statf" || nfg_fail "nfguard syncookie stats"; }
-stat() {
-	local k v
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return 0; }
-	done <"$statf"
-	echo missing
-}
+stat() { nfg_kv "$statf" "$1"; }
 listed() { sc allowlist list | grep -q "^$1 "; }
 
 # ---- control plane

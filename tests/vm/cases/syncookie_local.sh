@@ -52,13 +52,7 @@ nfg_ipt "$NFG_NS_C" legacy 6 -A OUTPUT -s fd00:1::77 -p tcp --tcp-flags RST RST 
 
 statf=$NFG_WORK/stat
 snap() { nfg_server cat /proc/net/stat/nfguard_syncookie >"$statf" || nfg_fail "read counters"; }
-stat() {
-	local k v
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return 0; }
-	done <"$statf"
-	echo missing
-}
+stat() { nfg_kv "$statf" "$1"; }
 # the SYN-ACKs since the round's start were all sent in place
 inplace_all() { snap; [ $(($(stat sent_inplace) - inp0)) -eq $(($(stat cookie_sent) - before)) ]; }
 cookies_at_least() { snap; [ "$(stat cookie_sent)" -ge "$1" ]; }
@@ -68,9 +62,7 @@ sc() { nfg_server nfguard syncookie "$@"; }
 fetch() { # fetch ADDR: one complete, intact download
 	local url=http://$1:$port/blob
 	[[ $1 == *:* ]] && url="http://[$1]:$port/blob"
-	rm -f "$NFG_WORK/out"
-	nfg_assert_ok "fetch $url" nfg_client curl -sS -g -m 60 -o "$NFG_WORK/out" "$url"
-	nfg_assert_eq "$want" "$(nfg_sha256 "$NFG_WORK/out")" "sha256 of $url"
+	nfg_fetch_intact "$url" "$want"
 }
 
 round() { # round legacy|nft 4|6

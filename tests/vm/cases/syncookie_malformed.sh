@@ -24,13 +24,7 @@ ip -n "$NFG_NS_C" addr add 10.0.1.77/24 dev eth0 || nfg_fail "client 2nd IPv4"
 ip -n "$NFG_NS_C" addr add fd00:1::77/64 dev eth0 nodad preferred_lft 0 || nfg_fail "client 2nd IPv6"
 statf=$NFG_WORK/stat
 snap() { nfg_server nfguard syncookie stats >"$statf" || nfg_fail "stats"; }
-stat() {
-	local k v
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return 0; }
-	done <"$statf"
-	echo missing
-}
+stat() { nfg_kv "$statf" "$1"; }
 for fam in 4 6; do
 	if [ "$fam" = 4 ]; then src=10.0.1.77 dst=$NFG_S4; else src=fd00:1::77 dst=$NFG_S6; fi
 	nfg_assert_ok "rule" nfg_ipt "$NFG_NS_S" legacy $fam -t raw -A PREROUTING -p tcp --dport $port \

@@ -80,13 +80,7 @@ nfg_wait_until 60 nfg_client ping -6 -c 1 -W 1 "$NFG_S6" || nfg_fail "client can
 
 statf=$NFG_WORK/stat
 snap() { nfg_in "$1" cat /proc/net/stat/nfguard_syncookie >"$statf" || nfg_fail "read counters"; }
-stat() {
-	local k v
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return 0; }
-	done <"$statf"
-	echo missing
-}
+stat() { nfg_kv "$statf" "$1"; }
 sval() { snap "$1"; stat "$2"; }
 
 for fam in 4 6; do
@@ -101,9 +95,7 @@ fetch() { # fetch ADDR: one complete, intact download, SYN via router 1
 	local url=http://$1:$port/blob c1 v2 p2
 	[[ $1 == *:* ]] && url="http://[$1]:$port/blob"
 	c1=$(sval "$NFG_NS_R" cookie_sent) v2=$(sval $R2 ack_valid) p2=$(sval $R2 proxied)
-	rm -f "$NFG_WORK/out"
-	nfg_assert_ok "fetch $url" nfg_client curl -sS -g -m 60 -o "$NFG_WORK/out" "$url"
-	nfg_assert_eq "$want" "$(nfg_sha256 "$NFG_WORK/out")" "sha256 of $url"
+	nfg_fetch_intact "$url" "$want"
 	nfg_assert_ge "$(sval "$NFG_NS_R" cookie_sent)" $((c1 + 1)) "router 1 answered the SYN"
 	nfg_assert_ge "$(sval $R2 ack_valid)" $((v2 + 1)) "router 2 validated the ACK"
 	nfg_assert_ge "$(sval $R2 proxied)" $((p2 + 1)) "router 2 opened the connection"
