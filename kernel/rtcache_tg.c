@@ -605,11 +605,20 @@ resched:
 
 /* ---- netdev events: an interface's routes go with it ------------------- */
 
+/*
+ * An interface going down or away: drop the entries that came in on it or
+ * leave by it, and every entry whose route the change made stale. The
+ * FIB's own handlers of the event may run first and point the route at
+ * blackhole_netdev (uncached routes), so the device alone does not find
+ * them all; they also invalidate what they change (IPv4 generation, IPv6
+ * serial number), which dst_check() sees.
+ */
 static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
 {
 	const struct net_device *dev = arg;
 
-	return e->l.keys.iif == dev->ifindex || e->dst->dev == dev;
+	return e->l.keys.iif == dev->ifindex || e->dst->dev == dev ||
+	       !dst_check(e->dst, e->l.cookie);
 }
 
 static int nfg_rtc_netdev_event(struct notifier_block *nb,
