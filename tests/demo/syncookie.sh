@@ -9,11 +9,10 @@
 # the client's fetch times, and the router's CPU time per flood SYN. It ends
 # with SYNCOOKIE's counters and the allowlist holding the client.
 #
-# Where the rule sits: on the server itself (--mode local, the man page's
-# "local web server" ruleset); the flood is still routed through the router,
-# which the numbers show. The router variant (--mode proxy on the router, the
-# man page's "router protecting a server" ruleset) is to replace it once proxy
-# mode is in and tested; the demo says whether this build has proxy mode.
+# Where the rule sits: on the router (the man page's "router protecting a
+# server" ruleset: one rule, proxy mode, the default): the router answers the
+# flood's SYNs itself and opens the client's connection to the server on its
+# behalf, so neither its conntrack table nor the server sees the flood.
 #
 # Nothing here depends on the machine's speed: each phase floods until the
 # router has seen a fixed number of flood SYNs, then fetches while the flood
@@ -101,14 +100,6 @@ rcv_us() { # total us in ip_rcv on CPU 1 since the trace was cleared, and the ca
 			for (i = 1; i <= NR; i++) if (v[i] <= 20 * m) { s += v[i]; n++ } printf "%.0f %d\n", s, n }'
 }
 
-# proxy mode in this build? (checkentry refuses it until it exists)
-have_proxy=0
-if nfg_ipt "$NFG_NS_R" legacy 4 -t raw -A PREROUTING -i eth0 -p tcp -d "$NFG_S4" --dport "$port" \
-	-j SYNCOOKIE --mode proxy --mss 1460 --wscale 7 --sack-perm --timestamp 2>/dev/null; then
-	have_proxy=1
-	nfg_ipt "$NFG_NS_R" legacy 4 -t raw -F
-fi
-
 fetch() { # one fetch: F_OUT gets "time_total" or "fail"
 	local r
 	if r=$(nfg_client curl -sS -m 30 -o /dev/null -w '%{time_connect} %{time_total}' \
@@ -161,23 +152,17 @@ phase() { # phase without|with
 	R[$k.pps]=$(awk -v t=$((t1 - t0)) -v n=$((rx1 - rx0)) 'BEGIN { printf "%.0f", n / (t / 1e6) }')
 }
 
-say "SYNCOOKIE demo: the web server protects itself (--mode local)"
-if [ $have_proxy = 1 ]; then
-	printf '    (this build has proxy mode, with which the router would answer for the server: not shown yet)\n'
-else
-	printf '    (this build has no proxy mode yet, so the router cannot answer for the server)\n'
-fi
-printf '    the flood is still routed (and tracked) by the router\n'
+say "SYNCOOKIE demo: a router protects the web server behind it (--mode proxy)"
 printf '    client %s -- router (conntrack on, nf_conntrack_max %s) -- server %s:%s\n' \
 	"$NFG_C4" "$ctmax" "$NFG_S4" $port
 
 say "1. spoofed SYN flood (hping3 --rand-source, from the client's side), no SYNCOOKIE"
 phase without
 
-say "2. the same flood, with SYNCOOKIE"
-sc_ns=$NFG_NS_S
-show nfg_ipt "$NFG_NS_S" legacy 4 -t raw -A PREROUTING -p tcp --dport $port \
-	-j SYNCOOKIE --mode local --sack-perm --timestamp
+say "2. the same flood, with SYNCOOKIE on the router"
+sc_ns=$NFG_NS_R
+show nfg_ipt "$NFG_NS_R" legacy 4 -t raw -A PREROUTING -i eth0 -p tcp -d "$NFG_S4" --dport $port \
+	-j SYNCOOKIE --mss 1460 --wscale 7 --sack-perm --timestamp
 nfg_in "$sc_ns" iptables-legacy -t raw -S PREROUTING | grep -q SYNCOOKIE || nfg_fail "the SYNCOOKIE rule is not in place"
 phase with
 [ "${R[with.ok]}" = $FETCHES ] || nfg_fail "with SYNCOOKIE, only ${R[with.ok]} of $FETCHES fetches succeeded"
@@ -194,8 +179,8 @@ row "client fetches that succeeded" "${R[without.ok]}/$FETCHES" "${R[with.ok]}/$
 row "router time per packet in (us in ip_rcv, TCG)" "${R[without.cost]}" "${R[with.cost]}"
 row "packets the router handled (ip_rcv calls)" "${R[without.calls]}" "${R[with.calls]}"
 row "phase length (s) / flood rate (packets/s)" "${R[without.secs]} / ${R[without.pps]}" "${R[with.secs]} / ${R[with.pps]}"
-printf '      (local mode: the router forwards and tracks the flood in both phases, so its time per\n'
-printf '      packet differs only by measurement noise; the server is where SYNCOOKIE works)\n'
+printf '      (with SYNCOOKIE the router answers each flood SYN itself, in place, and tracks only\n'
+printf '      the client'"'"'s connections, which it opened to the server on the client'"'"'s behalf)\n'
 printf '      %-52s%s\n' "client fetch times without (s):" "${R[without.times]}"
 printf '      %-52s%s\n' "client fetch times with SYNCOOKIE (s):" "${R[with.times]}"
 
@@ -208,4 +193,4 @@ nfg_in "$sc_ns" nfguard syncookie allowlist list | grep -q "^$NFG_C4/" ||
 nfg_in "$sc_ns" iptables-legacy -t raw -F
 nfg_topo_down
 nfg_unload_modules xt_SYNCOOKIE
-say "done: SYNCOOKIE demo (local mode)"
+say "done: SYNCOOKIE demo (router, proxy mode)"
