@@ -54,10 +54,9 @@ fi
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg")
 ccver=$(gcc --version | head -n 1)
 
+toolchain=$(printf 'recipe %s\n%s %s\n%s\n' "$RECIPE" "$pkg" "$pkgver" "$ccver")
 key=$({
-	echo "recipe $RECIPE"
-	echo "$pkg $pkgver"
-	echo "$ccver"
+	echo "$toolchain"
 	cat "$frag"
 } | sha256sum | cut -c1-16)
 dir=$cache/$key
@@ -98,35 +97,82 @@ verify_config() { # $1 = .config
 	return $bad
 }
 
+# A finished build of the same source and compiler (another fragment) to
+# start from: its object tree is copied and rebuilt incrementally. The saved
+# command lines of its objects carry the absolute paths of the source and
+# object trees it was first built in (other paths: everything is rebuilt,
+# ~90 min on 2 CPUs), so the copy is compiled with the same source tree and
+# mounted, in a private mount namespace, over that object path.
+# KEY/toolchain: what a tree was built from; KEY/srcdir, KEY/objpath: those
+# two paths (absent: KEY/src and KEY's own object tree).
+seed=
+for d in "$cache"/*/; do
+	d=${d%/}
+	[ "$d" != "$dir" ] && [ -f "$d/done" ] && [ -f "$d/toolchain" ] &&
+		[ "$(cat "$d/toolchain")" = "$toolchain" ] || continue
+	s=$(cat "$d/srcdir" 2>/dev/null || echo "$d/src")
+	p=$(cat "$d/objpath" 2>/dev/null || echo "$d/root/usr/src/linux-headers-$abi")
+	[ -f "$s/Makefile" ] && [ -d "$p" ] && [ -f "$d/root/usr/src/linux-headers-$abi/.config" ] || continue
+	seed=$d
+	break
+done
+
 if [ -f "$dir/done" ] && [ -r "$root/boot/vmlinuz-$abi" ] && [ -f "$obj/Module.symvers" ]; then
 	say "reusing cached $abi ($dir; built $(cat "$dir/done"), build took $(cat "$dir/build.secs")s)"
 else
-	say "building $abi from $pkg $pkgver into $dir (key $key)"
-	rm -rf "$dir"
-	mkdir -p "$dir" "$root/boot" "$obj"
 	t0=$(date +%s)
-	nice -n 19 tar -xf "$tarball" -C "$dir"
-	mv "$dir/linux-source-6.12" "$dir/src"
-	srcver=$(make -s -C "$dir/src" kernelversion)
+	if [ -f "$obj/.config" ] && { [ -f "$dir/srcdir" ] || [ -f "$dir/src/Makefile" ]; }; then
+		# an unfinished build of this key (interrupted): make goes on from there
+		src=$(cat "$dir/srcdir" 2>/dev/null || echo "$dir/src")
+		objpath=$(cat "$dir/objpath" 2>/dev/null || echo "$obj")
+		say "resuming the unfinished build of $abi in $dir (key $key)"
+	elif [ -n "$seed" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir" "$root/boot"
+		src=$(cat "$seed/srcdir" 2>/dev/null || echo "$seed/src")
+		objpath=$(cat "$seed/objpath" 2>/dev/null || echo "$seed/root/usr/src/linux-headers-$abi")
+		say "building $abi into $dir (key $key) incrementally from $seed's tree (same source and compiler)"
+		mkdir -p "$root/usr/src"
+		nice -n 19 cp -a "$seed/root/usr/src/linux-headers-$abi" "$obj"
+		echo "$src" >"$dir/srcdir"
+		echo "$objpath" >"$dir/objpath"
+	else
+		say "building $abi from $pkg $pkgver into $dir (key $key)"
+		rm -rf "$dir"
+		mkdir -p "$dir" "$root/boot" "$obj"
+		nice -n 19 tar -xf "$tarball" -C "$dir"
+		mv "$dir/linux-source-6.12" "$dir/src"
+		src=$dir/src objpath=$obj
+	fi
+	srcver=$(make -s -C "$src" kernelversion)
 	[ "$srcver" = "$upstream" ] || die "source says $srcver, package version says $upstream"
+	# kmake ARGS...: make in the object tree, seen at $objpath
+	kmake() {
+		if [ "$objpath" = "$obj" ]; then
+			nice -n 19 make -C "$src" O="$obj" "$@"
+		else
+			unshare -m sh -c 'o=$1 s=$2 && shift 2 && mount --bind "$0" "$o" &&
+				exec nice -n 19 make -C "$s" O="$o" "$@"' "$obj" "$objpath" "$src" "$@"
+		fi
+	}
 
 	log=$dir/build.log
 	say "configuring: allnoconfig + $(grep -c '^CONFIG_' "$frag") options of $frag"
-	nice -n 19 make -C "$dir/src" O="$obj" KCONFIG_ALLCONFIG="$frag" allnoconfig >"$log" 2>&1 ||
+	kmake KCONFIG_ALLCONFIG="$frag" allnoconfig >"$log" 2>&1 ||
 		{ tail -n 30 "$log" >&2; die "allnoconfig failed"; }
 	verify_config "$obj/.config" || die "options of $frag missing from the final .config (see above)"
-	rel=$(make -s -C "$dir/src" O="$obj" kernelrelease)
+	rel=$(kmake -s kernelrelease)
 	[ "$rel" = "$abi" ] || die "kernelrelease is '$rel', expected '$abi'"
 
 	say "compiling (nice -n 19 make -j$jobs; log $log) ..."
 	tb=$(date +%s)
-	nice -n 19 make -C "$dir/src" O="$obj" -j"$jobs" all >>"$log" 2>&1 ||
+	kmake -j"$jobs" all >>"$log" 2>&1 ||
 		{ tail -n 40 "$log" >&2; die "kernel build failed (log $log)"; }
 	secs=$(($(date +%s) - tb))
 	# Kbuild may flip options whose dependencies only resolve at build time.
 	verify_config "$obj/.config" || die "options of $frag lost during the build (see above)"
 
-	nice -n 19 make -C "$dir/src" O="$obj" INSTALL_MOD_PATH="$root" modules_install >>"$log" 2>&1 ||
+	kmake INSTALL_MOD_PATH="$root" modules_install >>"$log" 2>&1 ||
 		{ tail -n 20 "$log" >&2; die "modules_install failed"; }
 	depmod -b "$root" "$abi" || die "depmod failed"
 	[ -d "$root/lib/modules/$abi/kernel" ] || die "no modules installed (run.sh needs lib/modules/$abi/kernel)"
@@ -135,6 +181,7 @@ else
 	cp "$obj/System.map" "$root/boot/System.map-$abi"
 	ln -sfn "../../../usr/src/linux-headers-$abi" "$root/lib/modules/$abi/build"
 	echo "$secs" >"$dir/build.secs"
+	echo "$toolchain" >"$dir/toolchain"
 	date -u '+%Y-%m-%d %H:%M UTC' >"$dir/done"
 	say "built $abi: compile ${secs}s, total $(($(date +%s) - t0))s;" \
 		"$(find "$root/lib/modules/$abi/kernel" -name '*.ko*' | wc -l) modules"
