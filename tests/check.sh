@@ -83,31 +83,37 @@ for i in "${!st_name[@]}"; do
 done
 printf '%-10s %7s\n' total $((t_end - t_all))
 
+# case_files ABI: "PREFIX<TAB>CASE" per case of the last VM run on ABI, where
+# PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files.
+case_files() {
+	local out=$top/build/vm/$1/check n=0 c
+	[ -f "$out/cases.list" ] || return 0
+	while IFS=$'\t' read -r _ c; do
+		n=$((n + 1))
+		printf '%s\t%s\n' "$out/case.$(printf %03d "$n")" "$c"
+	done <"$out/cases.list"
+}
+
 # Per case (VM cases on each kernel, and the self-test's boots), slowest first.
 rows=$logs/cases.tsv
 : >"$rows"
 for abi in $(kabis_now); do
-	out=$top/build/vm/$abi/check
-	[ -f "$out/cases.list" ] || continue
-	n=0
-	while IFS=$'\t' read -r _ c; do
-		n=$((n + 1))
-		r=$out/case.$(printf %03d "$n").result
+	while IFS=$'\t' read -r r c; do
 		name=${c##*/}
 		name=${name%.sh}
-		if [ -f "$r" ]; then
-			printf '%s\t%s\t%s\t%s\n' "$(sed -n 's/^secs=//p' "$r")" "$name" "$abi" \
-				"$(sed -n 's/^status=//p' "$r")" >>"$rows"
+		if [ -f "$r.result" ]; then
+			printf '%s\t%s\t%s\t%s\n' "$(sed -n 's/^secs=//p' "$r.result")" "$name" "$abi" \
+				"$(sed -n 's/^status=//p' "$r.result")" >>"$rows"
 		else
 			printf '%s\t%s\t%s\t%s\n' "-" "$name" "$abi" "no result" >>"$rows"
 		fi
-	done <"$out/cases.list"
+	done < <(case_files "$abi")
 	for b in A B C; do
 		l=$(sed -n "s/^   (boot $b took \([0-9]*\)s)$/\1/p" "$top/build/vm/$abi/selftest.out" 2>/dev/null)
 		[ -z "$l" ] || printf '%s\t%s\t%s\t%s\n' "$l" "selftest boot $b" "$abi" "-" >>"$rows"
 	done
 	for f in boot_secs wall_secs; do
-		v=$(sed -n "s/^$f=//p" "$out/summary" 2>/dev/null)
+		v=$(sed -n "s/^$f=//p" "$top/build/vm/$abi/check/summary" 2>/dev/null)
 		[ -z "$v" ] || printf '%s\t%s\t%s\t%s\n' "$v" "(vm guest $f)" "$abi" "-" >>"$rows"
 	done
 done
@@ -132,17 +138,12 @@ if [ -n "$fails" ] || [ "$total_f" -ne 0 ]; then
 		grep -E 'FAIL|NOT OK|rror' "$logs/${st_name[$i]}.log" | tail -n 15 | cut -c1-300
 	done
 	for abi in $(kabis_now); do
-		out=$top/build/vm/$abi/check
-		[ -f "$out/cases.list" ] || continue
-		n=0
-		while IFS=$'\t' read -r _ c; do
-			n=$((n + 1))
-			r=$out/case.$(printf %03d "$n")
+		while IFS=$'\t' read -r r c; do
 			[ "$(sed -n 's/^status=//p' "$r.result" 2>/dev/null)" != PASS ] || continue
 			echo "--- ${c##*/} on $abi: $(sed -n 's/^reason=//p' "$r.result" 2>/dev/null) ($r.log):"
 			tail -n 20 "$r.log" 2>/dev/null | cut -c1-300
 			grep -m 10 -E 'BUG|WARNING|Oops|Call Trace|kmemleak|KASAN|lockdep|hung_task' "$r.dmesg" 2>/dev/null | cut -c1-300
-		done <"$out/cases.list"
+		done < <(case_files "$abi")
 	done
 fi
 echo
