@@ -401,8 +401,12 @@ static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
 	if (p->family == NFPROTO_IPV4 ? p->thoff != sizeof(struct iphdr) :
 					p->thoff != sizeof(struct ipv6hdr))
 		return -EOPNOTSUPP;
+	/* growing (a SYN shorter than the reply) writes past its end: only
+	 * into a linear buffer of our own, never into a clone's
+	 */
 	if (skb->len < len &&
-	    (skb_is_nonlinear(skb) || skb_tailroom(skb) < len - skb->len))
+	    (skb_is_nonlinear(skb) || skb_cloned(skb) ||
+	     skb_tailroom(skb) < len - skb->len))
 		return -EOPNOTSUPP;
 
 	/* From here on the SYN is changed: a failure drops it. */
