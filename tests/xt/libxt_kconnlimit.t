@@ -11,7 +11,9 @@
 -m kconnlimit --kconnlimit-name web --kconnlimit-above 1 --kconnlimit-mask 8;-m kconnlimit --kconnlimit-above 1 --kconnlimit-mask 8 --kconnlimit-saddr --kconnlimit-name web;OK
 -p tcp --syn -m kconnlimit --kconnlimit-above 3 --kconnlimit-mask 24 -j REJECT --reject-with tcp-reset;-p tcp -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m kconnlimit --kconnlimit-above 3 --kconnlimit-mask 24 --kconnlimit-saddr -j REJECT --reject-with tcp-reset;OK
 -m kconnlimit --kconnlimit-above 3 --kconnlimit-mask 24 -m kconnlimit --kconnlimit-upto 9 --kconnlimit-mask 16 --kconnlimit-daddr;-m kconnlimit --kconnlimit-above 3 --kconnlimit-mask 24 --kconnlimit-saddr -m kconnlimit --kconnlimit-upto 9 --kconnlimit-mask 16 --kconnlimit-daddr;OK
-# every combination connlimit rejects
+# every combination connlimit rejects; the plugin's option checks do not
+# depend on the chain, so the rejections are checked in INPUT only
+:INPUT
 -m kconnlimit;;FAIL
 -m kconnlimit --kconnlimit-mask 24;;FAIL
 -m kconnlimit --kconnlimit-above 2 --kconnlimit-upto 3;;FAIL
