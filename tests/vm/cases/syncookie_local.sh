@@ -77,11 +77,17 @@ round() { # round legacy|nft 4|6
 	before=$(stat cookie_sent) inp0=$(stat sent_inplace)
 	ct=$(nfg_server conntrack -C)
 
-	# spoofed SYN flood, running during the fetches
+	# spoofed SYN flood, running during the fetches. The sources are off
+	# link for the router, which has no route back to them (hping3's
+	# random IPv4 sources, fd00:99::/64): spoofing the client's own
+	# prefix would fill the router's neighbour table with an incomplete
+	# entry per source, and once the client's entry aged out the router
+	# could not resolve it again (fetch timeouts, "ndisc_cache: neighbor
+	# table overflow", seen on 6.1)
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -S -p $port --rand-source -i u1000 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$dst" $port S fd00:1::/64
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$dst" $port S fd00:99::/64
 	fi
 	flood=$NFG_LAST_PID
 	nfg_wait_until 120 cookies_at_least $((before + 200)) || nfg_fail "flood SYNs not answered with cookies"
@@ -118,7 +124,7 @@ round() { # round legacy|nft 4|6
 	if [ "$fam" = 4 ]; then
 		nfg_bg "$NFG_NS_C" hping3 -q -A -p $port --rand-source -i u2000 -c 300 "$dst"
 	else
-		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 2000 -c 300 "$dst" $port A fd00:1::/64
+		nfg_bg "$NFG_NS_C" nfg-tcpflood -i 2000 -c 300 "$dst" $port A fd00:99::/64
 	fi
 	wait "$NFG_LAST_PID"
 	acks_counted() {
