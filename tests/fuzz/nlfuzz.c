@@ -54,6 +54,8 @@
 #include <linux/netfilter/nfguard_genl.h>
 #include <linux/netfilter/xt_kconnlimit.h>
 
+#include "../include/nfg_rng.h"
+
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
 #endif
@@ -70,10 +72,7 @@ static uint64_t fz_rng;
 
 static uint64_t rnd(void)
 {
-	fz_rng ^= fz_rng >> 12;
-	fz_rng ^= fz_rng << 25;
-	fz_rng ^= fz_rng >> 27;
-	return fz_rng * 0x2545F4914F6CDD1DULL;
+	return nfg_xorshift64s(&fz_rng);
 }
 
 static unsigned int rn(unsigned int n) { return n ? (unsigned int)(rnd() % n) : 0; }

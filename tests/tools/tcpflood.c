@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../include/nfg_rng.h"
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -45,15 +47,11 @@ static void usage(void)
 	exit(2);
 }
 
-/* xorshift64*: fast, and good enough for addresses, ports and sequences */
-static uint64_t rng_state;
+static uint64_t rng_state;	/* tests/include/nfg_rng.h */
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return nfg_xorshift64s(&rng_state);
 }
 
 static uint32_t csum_add(uint32_t sum, const void *data, size_t len)

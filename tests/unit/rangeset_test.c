@@ -16,6 +16,7 @@
 
 #include "rangeset_core.c"
 #include "utest.h"
+#include "../include/nfg_rng.h"
 
 /* ---- harness ---------------------------------------------------------- */
 
@@ -776,15 +777,11 @@ static void test_stats_info(void)
 
 #define UNIVERSE	65536U
 
-static u64 rng_state;
+static uint64_t rng_state;
 
 static u64 rng(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return nfg_xorshift64s(&rng_state);
 }
 
 static u32 rnd(u32 n)
