@@ -345,6 +345,25 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 
 /* ---- rule life cycle -------------------------------------------------- */
 
+/*
+ * The plugin's alphabet, checked here too: names are printed in /proc and
+ * by the CLI, and a hand-made blob must not forge lines there. ASCII only
+ * (the kernel's isalnum() also takes Latin-1 letters).
+ */
+static bool kconnlimit_name_ok(const char *name)
+{
+	const char *p;
+
+	for (p = name; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+		    *p == '.' || *p == ':')
+			continue;
+		return false;
+	}
+	return true;
+}
+
 static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 {
 	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
@@ -379,6 +398,18 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 	}
 	if (strnlen(info->name, sizeof(info->name)) == sizeof(info->name)) {
 		pr_info_ratelimited("kconnlimit: name is not NUL-terminated\n");
+		return -EINVAL;
+	}
+	if (!kconnlimit_name_ok(info->name)) {
+		pr_info_ratelimited("kconnlimit: name may only hold letters, digits and _ - . :\n");
+		return -EINVAL;
+	}
+	/*
+	 * raw runs before conntrack: no packet would carry a conntrack yet,
+	 * the rule would count nothing and never match.
+	 */
+	if (!strcmp(par->table, "raw")) {
+		pr_info_ratelimited("kconnlimit: not valid in the raw table (it runs before conntrack)\n");
 		return -EINVAL;
 	}
 
