@@ -48,7 +48,6 @@
 /* Control plane only: links/unlinks instances, walked by the worker and dumps. */
 DEFINE_MUTEX(nfg_kcl_mutex);
 LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
-static u32 nfg_kcl_next_id;	/* under nfg_kcl_mutex */
 
 /* ---- module parameters ------------------------------------------------ */
 
@@ -148,6 +147,8 @@ struct nfg_kcl_netbudget {
 
 struct nfg_kcl_net {
 	struct nfg_kcl_netbudget *budget;
+	/* Last instance id given in this netns, under nfg_kcl_mutex. */
+	u32			next_id;
 };
 
 static unsigned int nfg_kcl_net_id __read_mostly;
@@ -444,7 +445,8 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 	}
 
 	mutex_lock(&nfg_kcl_mutex);
-	inst->id = ++nfg_kcl_next_id;
+	/* Per netns: ids must not tell one netns how busy the others are. */
+	inst->id = ++((struct nfg_kcl_net *)net_generic(par->net, nfg_kcl_net_id))->next_id;
 	list_add_tail(&inst->list, &nfg_kcl_instances);
 	mutex_unlock(&nfg_kcl_mutex);
 	info->inst = inst;

@@ -10,7 +10,8 @@
 #   budget per zone, as mainline connlimit (compared on the same pattern).
 # - cap: max_conns is per netns: one netns at its cap drops its own new
 #   connections (cap_hits) but not those of another netns; max_conns above
-#   LONG_MAX means "no cap", not "drop everything".
+#   LONG_MAX means "no cap", not "drop everything"; rule instance ids are
+#   numbered per netns (they must not show another netns's activity).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
@@ -104,6 +105,9 @@ part_cap() {
 	nfg_ipt "$NFG_NS_S" legacy 4 -A INPUT -p tcp --syn --dport 5005 -m kconnlimit \
 		--kconnlimit-above 100 --kconnlimit-name scap -j REJECT --reject-with tcp-reset ||
 		nfg_fail "server rule"
+	# ids are per netns: the server netns's first rule is 1 whatever the router did
+	nfg_assert_match '^1 scap ' "$(nfg_in "$NFG_NS_S" cat /proc/net/stat/nfguard_kconnlimit | grep scap)" \
+		"cap: instance ids are per netns"
 	R=""
 	open c1 "$NFG_S4" 5004; open c2 "$NFG_S4" 5004
 	open s1 "$NFG_S4" 5005
