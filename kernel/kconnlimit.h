@@ -17,11 +17,17 @@
 /*
  * One per xt rule (checkentry creates it, destroy frees it). Linked on
  * nfg_kcl_instances so the worker and the control plane find it; @net is
- * only compared, never dereferenced (a rule may outlive its netns).
+ * compared, and dereferenced only while @net_alive (a rule may outlive its
+ * netns). @budget is the netns's (see nfg_kcl_netbudget in kconnlimit_mt.c).
  */
 struct nfg_kcl_instance {
 	struct list_head	list;	/* nfg_kcl_instances, under nfg_kcl_mutex */
 	possible_net_t		net;
+	/*
+	 * Under nfg_kcl_mutex: cleared by the netns's pre_exit, after which
+	 * the worker no longer passes @net to conntrack lookups.
+	 */
+	bool			net_alive;
 	u32			id;
 	char			name[XT_KCONNLIMIT_MAXNAMELEN];
 	u8			family;	/* NFPROTO_IPV4 or NFPROTO_IPV6 */
@@ -35,6 +41,9 @@ struct nfg_kcl_instance {
 /* Control plane only: instance list (link/unlink), ids, the GC walk. */
 extern struct mutex nfg_kcl_mutex;
 extern struct list_head nfg_kcl_instances;
+
+/* kconnlimit_mt.c: connections remembered by the rules of @net (its budget). */
+unsigned long nfg_kcl_net_conns(struct net *net);
 
 /* kconnlimit_nl.c */
 int nfg_kcl_nl_init(void);

@@ -14,9 +14,11 @@
  *
  * Data layout: every rule instance owns a table. The table is an array of
  * @slots chains indexed by jhash(key) and an array of @locks spinlocks;
- * slot i is protected by lock i & (locks - 1). A chain links one node per
- * key present; a node holds the key's count and the list of its remembered
- * connections (struct nfg_kcl_conn, 32 bytes on 64-bit).
+ * slot i is protected by lock i & (locks - 1). A key is a masked address
+ * and a conntrack zone id (zones have separate budgets, as in connlimit).
+ * A chain links one node per key present; a node holds the key's count and
+ * the list of its remembered connections (struct nfg_kcl_conn, 72 bytes on
+ * 64-bit).
  *
  *	slots[]:  [0] -> node(10.0.1.0) -> node(10.7.3.0) -> NULL
  *	          [1] -> NULL
@@ -31,31 +33,47 @@
  *
  * Writes: the packet that creates a connection (conntrack not yet
  * confirmed) inserts it under the slot lock: find or create the node,
- * collect a bounded number of dead entries (below), check the global cap,
- * append, count. Only that packet writes; all others read. Removal happens
- * in the same lock: the insert-time GC, the periodic worker (nfg_kcl_gc),
- * or nfg_kcl_remove(). A node whose count reaches zero is unlinked.
+ * check it is not the key's newest entry already, collect a bounded number
+ * of dead entries (below), check the budget's cap, append, count. Only
+ * that packet writes; all others read. Removal happens in the same lock:
+ * the insert-time GC, the periodic worker (nfg_kcl_gc), or
+ * nfg_kcl_remove(). A node whose count reaches zero is unlinked.
  *
- * What a remembered connection is: a conntrack pointer with a reference
- * held (plus the time it was remembered). The suggested alternative, a
- * bare (ct pointer, nf_ct_get_id()) pair validated under RCU, was checked
- * and rejected: SLAB_TYPESAFE_BY_RCU only keeps the memory an nf_conn for
- * the RCU read-side section in which the pointer was found. Our pointer is
- * kept across sections, so once the conntrack is freed its slab page may go
- * back to the page allocator and be reused for anything; reading it to
- * compute the id would read foreign memory. Holding a reference keeps the
- * object (and its ->status, timeout and TCP state) readable until we let
- * go; it never keeps a connection alive, because conntrack kills entries
- * (timeout, conntrack -D/-F, netns exit) regardless of references, and a
- * killed entry is seen as dead here and released. The only cost: a killed
- * conntrack's memory lives until our next GC pass over its key (at most one
- * worker period), which netns teardown waits for.
+ * What a remembered connection is: it starts "pending", as the identity
+ * the environment gives (the kernel: original tuple and zone) and the time
+ * it was remembered, with no reference on the conntrack. A reference on an
+ * unconfirmed conntrack is not harmless: nfnetlink_queue (6.11, and the
+ * stable kernels it was backported to, Debian's 6.1 and 6.12 included)
+ * drops a queued packet whose unconfirmed conntrack has another reference
+ * than the packet's, so a rule followed by NFQUEUE dropped every new
+ * connection. When the entry is next checked (insert-time GC of its key, or
+ * the sweep) the environment looks the identity up in the conntrack hash,
+ * which holds confirmed entries only; found, the entry is "resolved" and
+ * from then on holds a reference to that conntrack; not found, it still
+ * counts while its packet may be on its way to confirmation (a grace: two
+ * jiffies at insert, as nf_conncount; a quarter second in the sweep, for
+ * packets a queue holds) and is then taken as dropped and forgotten.
+ *
+ * Why a resolved entry holds a reference rather than a bare (ct pointer,
+ * nf_ct_get_id()) pair validated under RCU: SLAB_TYPESAFE_BY_RCU only keeps
+ * the memory an nf_conn for the RCU read-side section in which the pointer
+ * was found. Our pointer is kept across sections, so once the conntrack is
+ * freed its slab page may go back to the page allocator and be reused for
+ * anything; reading it to compute the id would read foreign memory. Holding
+ * a reference keeps the object (and its ->status, timeout and TCP state)
+ * readable until we let go; it never keeps a connection alive, because
+ * conntrack kills confirmed entries (timeout, conntrack -D/-F, netns exit)
+ * regardless of references, and a killed entry is seen as dead here and
+ * released. Why not look every entry up at every check, as nf_conncount:
+ * that is a hash lookup per remembered connection per check; resolving once
+ * makes later checks a few loads. The cost: a killed conntrack's memory
+ * lives until our next GC pass over its key (at most one worker period),
+ * which netns teardown waits for.
  *
  * Death (decided by the environment, nfg_kcl_conn_dead(); kernel version in
- * kconnlimit_mt.c): dying (killed or timed out), expired, TCP in TIME_WAIT
- * or CLOSE (as nf_conncount: closed connections do not count), or never
- * confirmed and no longer referenced by anyone but us, or unconfirmed for
- * over a second (the packet that created it was dropped).
+ * kconnlimit_mt.c): pending and not in the hash after the grace; resolved
+ * and dying (killed or timed out), expired, or TCP in TIME_WAIT or CLOSE
+ * (as nf_conncount: closed connections do not count).
  *
  * GC: bounded on insert, complete in a worker.
  * - On insert, the key's list is checked from the tail (the newest
@@ -69,10 +87,14 @@
  *   CLI drop promptly even when no new connection comes for the key.
  * References are released after the slot lock is dropped.
  *
- * Memory bound: a global cap (nfg_kcl_max_conns) on remembered connections
- * over all tables. An insert at the cap, or one whose allocation fails,
- * returns an error and the match drops the packet, as mainline does when
- * nf_conncount cannot allocate. Both are counted per table.
+ * Memory bound: a cap (nfg_kcl_max_conns, compared unsigned: a huge value
+ * is no cap) on the remembered connections of a budget, which the
+ * environment shares between the tables of one netns, so one netns at its
+ * cap does not stop the others. An insert at the cap, or one whose
+ * allocation fails, returns an error and the match drops the packet, as
+ * mainline does when nf_conncount cannot allocate. Both are counted per
+ * table. Allocations are charged to the memory cgroup of the context (the
+ * process adding the rule; for inserts, nothing in softirq).
  *
  * Listing: nfg_kcl_top() walks every chain under RCU without slot locks and
  * keeps the n largest counts in a min-heap; the result is a snapshot that
@@ -80,7 +102,9 @@
  *
  * Duplicates: the creating packet passes a given rule once; if the same
  * unconfirmed conntrack comes back to the rule (a chain jumped to twice),
- * the key's newest entry is that conntrack and it is not added again.
+ * the key's newest entry has its identity and it is not added again. The
+ * check comes before the insert-time GC, whose rotation moves older entries
+ * behind the newest one.
  */
 #include "nfg_compat.h"
 
@@ -98,7 +122,6 @@
 
 #include "kconnlimit_core.h"
 
-atomic_long_t nfg_kcl_total_conns;
 unsigned long nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
 atomic_t nfg_kcl_live_objects;
 
@@ -124,7 +147,7 @@ static bool nfg_kcl_pow2(u32 x)
 }
 
 int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
-		       u32 seed, bool v6)
+		       u32 seed, bool v6, struct nfg_kcl_budget *budget)
 {
 	u32 i;
 
@@ -133,13 +156,14 @@ int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
 		return -EINVAL;
 
 	memset(t, 0, sizeof(*t));
-	t->slots = kvcalloc(slots, sizeof(*t->slots), GFP_KERNEL);
+	/* Charged to the memcg of the process that adds the rule. */
+	t->slots = kvcalloc(slots, sizeof(*t->slots), GFP_KERNEL_ACCOUNT);
 	if (!t->slots)
 		goto err_out;
-	t->locks = kvmalloc_array(locks, sizeof(*t->locks), GFP_KERNEL);
+	t->locks = kvmalloc_array(locks, sizeof(*t->locks), GFP_KERNEL_ACCOUNT);
 	if (!t->locks)
 		goto err_slots;
-	t->stats = alloc_percpu(struct nfg_kcl_stats);
+	t->stats = alloc_percpu_gfp(struct nfg_kcl_stats, GFP_KERNEL_ACCOUNT);
 	if (!t->stats)
 		goto err_locks;
 	for (i = 0; i < locks; i++)
@@ -148,6 +172,7 @@ int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
 	t->lock_mask = locks - 1;
 	t->seed = seed;
 	t->key_words = v6 ? 4 : 1;
+	t->budget = budget;
 	atomic_set(&t->keys, 0);
 	atomic_set(&t->conns, 0);
 	atomic_inc(&nfg_kcl_live_objects);
@@ -166,7 +191,7 @@ err_out:
 static u32 nfg_kcl_hash(const struct nfg_kcl_table *t,
 			const struct nfg_kcl_key *key)
 {
-	return jhash2(key->w, t->key_words, t->seed) & t->slot_mask;
+	return jhash2(key->w, t->key_words, t->seed + key->zone) & t->slot_mask;
 }
 
 static spinlock_t *nfg_kcl_lock(const struct nfg_kcl_table *t, u32 slot)
@@ -178,7 +203,8 @@ static bool nfg_kcl_key_eq(const struct nfg_kcl_key *a,
 			   const struct nfg_kcl_key *b)
 {
 	return ((a->w[0] ^ b->w[0]) | (a->w[1] ^ b->w[1]) |
-		(a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3])) == 0;
+		(a->w[2] ^ b->w[2]) | (a->w[3] ^ b->w[3]) |
+		(a->zone ^ b->zone)) == 0;
 }
 
 static void nfg_kcl_node_free_rcu(struct rcu_head *head)
@@ -214,7 +240,7 @@ static void nfg_kcl_evict(struct nfg_kcl_table *t, struct nfg_kcl_node *n,
 	WRITE_ONCE(n->count, n->count - 1);
 	atomic_dec(&t->conns);
 	/* Now, not at the free: an insert after us in this lock sees the room. */
-	atomic_long_dec(&nfg_kcl_total_conns);
+	atomic_long_dec(&t->budget->conns);
 }
 
 /*
@@ -235,7 +261,7 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 /* Slot lock held: bounded GC of one node before an insert. */
 static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 				      struct nfg_kcl_node *n,
-				      struct list_head *dead)
+				      struct list_head *dead, const void *env)
 {
 	struct nfg_kcl_conn *c;
 	unsigned int evicted = 0, i;
@@ -243,7 +269,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Newest first: abandoned unconfirmed entries sit at the tail. */
 	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
 		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-		if (!nfg_kcl_conn_dead(c))
+		if (!nfg_kcl_conn_dead(c, env))
 			break;
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
@@ -251,7 +277,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Oldest next; live ones go to the tail so the next insert goes on. */
 	for (i = 0; i < NFG_KCL_GC_HEAD && i < n->count; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_conn_dead(c)) {
+		if (nfg_kcl_conn_dead(c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			evicted++;
 		} else {
@@ -263,7 +289,8 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 }
 
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		void *ct, u32 stamp, unsigned int *count)
+		const struct nfg_kcl_ident *id, u32 stamp, const void *env,
+		unsigned int *count)
 {
 	u32 slot = nfg_kcl_hash(t, key);
 	spinlock_t *lock = nfg_kcl_lock(t, slot);
@@ -282,29 +309,35 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 			break;
 
 	if (n) {
-		evicted = nfg_kcl_gc_insert(t, n, &dead);
+		/*
+		 * Before the GC, which rotates live head entries to the tail:
+		 * afterwards the tail is no longer the newest entry.
+		 */
 		if (!list_empty(&n->conns)) {
 			c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-			if (c->ct == ct) {
+			if (!memcmp(&c->id, id, sizeof(*id))) {
 				*count = n->count;
 				ret = 1;
 				goto out_unlock;
 			}
 		}
+		evicted = nfg_kcl_gc_insert(t, n, &dead, env);
 	}
 
-	if (atomic_long_inc_return(&nfg_kcl_total_conns) >
-	    (long)READ_ONCE(nfg_kcl_max_conns)) {
-		atomic_long_dec(&nfg_kcl_total_conns);
+	/* Unsigned: a cap above LONG_MAX is no cap, not a negative one. */
+	if ((unsigned long)atomic_long_inc_return(&t->budget->conns) >
+	    READ_ONCE(nfg_kcl_max_conns)) {
+		atomic_long_dec(&t->budget->conns);
 		this_cpu_inc(t->stats->cap_hits);
 		ret = -ENOSPC;
 		goto out_empty;
 	}
-	c = kmem_cache_alloc(nfg_kcl_conn_cache, GFP_ATOMIC | __GFP_NOWARN);
+	c = kmem_cache_alloc(nfg_kcl_conn_cache,
+			     GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT);
 	if (!c)
 		goto err_nomem;
 	if (!n) {
-		n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN);
+		n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT);
 		if (!n) {
 			kmem_cache_free(nfg_kcl_conn_cache, c);
 			goto err_nomem;
@@ -320,8 +353,9 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		atomic_inc(&t->keys);
 		atomic_inc(&nfg_kcl_live_objects);
 	}
-	c->ct = ct;
+	c->ct = NULL;
 	c->stamp = stamp;
+	c->id = *id;
 	list_add_tail(&c->node, &n->conns);
 	WRITE_ONCE(n->count, n->count + 1);
 	*count = n->count;
@@ -331,7 +365,7 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	goto out_unlock;
 
 err_nomem:
-	atomic_long_dec(&nfg_kcl_total_conns);
+	atomic_long_dec(&t->budget->conns);
 	this_cpu_inc(t->stats->alloc_fail);
 	ret = -ENOMEM;
 out_empty:
@@ -366,7 +400,7 @@ unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
 }
 
 bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		    const void *ct)
+		    const struct nfg_kcl_ident *id)
 {
 	u32 slot = nfg_kcl_hash(t, key);
 	spinlock_t *lock = nfg_kcl_lock(t, slot);
@@ -383,7 +417,7 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 			break;
 	if (n) {
 		list_for_each_entry(c, &n->conns, node) {
-			if (c->ct == ct) {
+			if (!memcmp(&c->id, id, sizeof(*id))) {
 				found = c;
 				break;
 			}
@@ -399,7 +433,8 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	return found;
 }
 
-unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n)
+unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
+			const void *env)
 {
 	unsigned int evicted = 0, here;
 	struct nfg_kcl_conn *c, *tmp;
@@ -420,7 +455,7 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n)
 		while ((node = rcu_dereference_protected(*link,
 							 lockdep_is_held(lock)))) {
 			list_for_each_entry_safe(c, tmp, &node->conns, node) {
-				if (nfg_kcl_conn_dead(c)) {
+				if (nfg_kcl_conn_dead(c, env)) {
 					nfg_kcl_evict(t, node, c, &dead);
 					here++;
 				}
@@ -454,7 +489,7 @@ void nfg_kcl_table_destroy(struct nfg_kcl_table *t)
 			next = rcu_dereference_raw(n->next);
 			list_for_each_entry_safe(c, tmp, &n->conns, node) {
 				list_del(&c->node);
-				atomic_long_dec(&nfg_kcl_total_conns);
+				atomic_long_dec(&t->budget->conns);
 				nfg_kcl_conn_release(c);
 				nfg_kcl_conn_free(c);
 			}

@@ -33,17 +33,39 @@
  */
 struct nfg_kcl_key {
 	u32	w[4];
+	u32	zone;	/* conntrack zone id: zones have separate budgets */
 };
 
 /*
- * A remembered connection. @ct is opaque to the core: the environment (the
- * xt match, or the unit harness's fake conntrack) owns what it points to
- * and says through nfg_kcl_conn_dead() when it stops counting.
+ * Who a remembered connection is, in the environment's words (the kernel:
+ * original tuple and zone). Opaque to the core, which only compares it
+ * byte for byte: the environment zeroes unused bytes.
+ */
+struct nfg_kcl_ident {
+	u32	w[11];
+};
+
+/*
+ * Remembered connections of one accounting domain (the kernel: a netns),
+ * shared by its tables and capped by nfg_kcl_max_conns. The environment
+ * owns it and keeps it alive as long as a table points to it.
+ */
+struct nfg_kcl_budget {
+	atomic_long_t	conns;
+};
+
+/*
+ * A remembered connection. It starts "pending" (@ct NULL: only @id is
+ * known, nothing is referenced) and the environment may resolve it to a
+ * counted reference in @ct when it checks it (nfg_kcl_conn_dead(), under
+ * the slot lock). @ct is opaque to the core: the environment (the xt
+ * match, or the unit harness's fake conntrack) owns what it points to.
  */
 struct nfg_kcl_conn {
 	struct list_head	node;	/* nfg_kcl_node.conns, under the slot lock */
-	void			*ct;	/* a counted reference (see the theory) */
+	void			*ct;	/* NULL, or a counted reference */
 	u32			stamp;	/* environment's clock when remembered */
+	struct nfg_kcl_ident	id;	/* immutable */
 };
 
 /*
@@ -64,7 +86,7 @@ struct nfg_kcl_stats {
 	u64	over_limit;	/* packets whose key was over the limit */
 	u64	inserts;	/* connections remembered */
 	u64	gc_evictions;	/* connections forgotten because they ended */
-	u64	cap_hits;	/* inserts refused: global cap reached (dropped) */
+	u64	cap_hits;	/* inserts refused: budget's cap reached (dropped) */
 	u64	alloc_fail;	/* inserts refused: no memory (dropped) */
 };
 
@@ -83,6 +105,7 @@ struct nfg_kcl_table {
 	u32			key_words;	/* 1 (IPv4) or 4 (IPv6): words hashed */
 	atomic_t		keys;		/* nodes in the table */
 	atomic_t		conns;		/* remembered connections */
+	struct nfg_kcl_budget	*budget;	/* shared, capped (environment's) */
 	struct nfg_kcl_stats __percpu *stats;
 };
 
@@ -98,17 +121,20 @@ struct nfg_kcl_top_ent {
 	u32			count;
 };
 
-/* Remembered connections in all tables, and their cap (0 = no insert). */
-extern atomic_long_t nfg_kcl_total_conns;
+/* Cap on the remembered connections of one budget (0 = no insert). */
 extern unsigned long nfg_kcl_max_conns;
 /* Tables, nodes and remembered connections alive (leak checks in tests). */
 extern atomic_t nfg_kcl_live_objects;
 
 /* ---- provided by the environment (kernel: kconnlimit_mt.c) ---- */
 
-/* True when @c no longer counts: closed, timed out, deleted, abandoned. */
-bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c);
-/* Drop the reference nfg_kcl_add() took over from the caller. */
+/*
+ * True when @c no longer counts: closed, timed out, deleted, abandoned.
+ * May resolve a pending @c (set c->ct to a counted reference). @env is
+ * what the caller of nfg_kcl_add() / nfg_kcl_gc() passed. Slot lock held.
+ */
+bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *env);
+/* Drop the reference in c->ct, if any. After the slot lock. */
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c);
 
 /* ---- core ---- */
@@ -118,33 +144,36 @@ void nfg_kcl_core_exit(void);
 
 /* @slots and @locks: powers of two within the limits above. */
 int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
-		       u32 seed, bool v6);
+		       u32 seed, bool v6, struct nfg_kcl_budget *budget);
 /* No reader may be left: forgets (releases) everything and frees. */
 void nfg_kcl_table_destroy(struct nfg_kcl_table *t);
 
 /*
- * Remember @ct under @key and store the key's count (this connection
- * included) in *@count. Returns 0 when remembered (the table now owns the
- * caller's reference), 1 when @ct was already the key's newest entry (the
- * caller keeps its reference), -ENOSPC at the global cap, -ENOMEM.
- * Atomic context; takes the key's slot lock.
+ * Remember the connection @id under @key (pending: nothing referenced) and
+ * store the key's count (this connection included) in *@count. Returns 0
+ * when remembered, 1 when @id was already the key's newest entry (not
+ * added again), -ENOSPC at the budget's cap, -ENOMEM. @env is passed to
+ * nfg_kcl_conn_dead(). Atomic context; takes the key's slot lock.
  */
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		void *ct, u32 stamp, unsigned int *count);
+		const struct nfg_kcl_ident *id, u32 stamp, const void *env,
+		unsigned int *count);
 
 /* The key's count; no lock taken. Caller in an RCU read-side section or not. */
 unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
 			   const struct nfg_kcl_key *key);
 
-/* Forget @ct under @key (releases it). Returns true when it was found. */
+/* Forget @id under @key (releases it). Returns true when it was found. */
 bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		    const void *ct);
+		    const struct nfg_kcl_ident *id);
 
 /*
  * Check every connection in slots [@first, @first + @n) and forget those
- * that ended. Returns how many were forgotten. Process context or BH.
+ * that ended (@env as for nfg_kcl_add()). Returns how many were forgotten.
+ * Process context or BH.
  */
-unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n);
+unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
+			const void *env);
 
 /*
  * Up to @n keys with the most connections, in @out by count descending

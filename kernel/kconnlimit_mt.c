@@ -12,7 +12,7 @@
  * connection included) is compared with the limit: --kconnlimit-above
  * matches when it is greater, --kconnlimit-upto when it is not. The packet
  * that creates a conntrack inserts it (slot lock); every other packet only
- * reads the count (no lock). At the global cap or without memory the
+ * reads the count (no lock). At the netns's cap or without memory the
  * packet is dropped.
  */
 #include "nfg_compat.h"
@@ -34,7 +34,10 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
+#include <net/netns/generic.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_core.h>
+#include <net/netfilter/nf_conntrack_zones.h>
 #include <linux/netfilter/nfguard_genl.h>
 #include <linux/netfilter/xt_kconnlimit.h>
 
@@ -45,7 +48,6 @@
 /* Control plane only: links/unlinks instances, walked by the worker and dumps. */
 DEFINE_MUTEX(nfg_kcl_mutex);
 LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
-static u32 nfg_kcl_next_id;	/* under nfg_kcl_mutex */
 
 /* ---- module parameters ------------------------------------------------ */
 
@@ -96,7 +98,7 @@ MODULE_PARM_DESC(slots, "hash slots per rule (power of two, default 8192; new ru
 module_param_cb(locks, &nfg_kcl_locks_ops, &nfg_kcl_param_locks, 0644);
 MODULE_PARM_DESC(locks, "keyed locks per rule (power of two, default 256; new rules)");
 module_param_named(max_conns, nfg_kcl_max_conns, ulong, 0644);
-MODULE_PARM_DESC(max_conns, "remembered connections in all rules; beyond it new connections are dropped (default 1048576)");
+MODULE_PARM_DESC(max_conns, "remembered connections per netns, all its rules; beyond it new connections are dropped (default 1048576)");
 
 static int nfg_kcl_interval_set(const char *val, const struct kernel_param *kp)
 {
@@ -131,20 +133,125 @@ static const struct kernel_param_ops nfg_kcl_live_ops = {
 module_param_cb(live_objects, &nfg_kcl_live_ops, NULL, 0444);
 MODULE_PARM_DESC(live_objects, "rule tables, keys and remembered connections currently allocated");
 
+/* ---- per-netns budget ------------------------------------------------- */
+
+/*
+ * The remembered connections of one netns, capped by max_conns. Shared by
+ * the netns and each of its rule instances, freed by the last of them:
+ * a rule may be destroyed after its netns.
+ */
+struct nfg_kcl_netbudget {
+	struct nfg_kcl_budget	b;
+	refcount_t		ref;
+};
+
+struct nfg_kcl_net {
+	struct nfg_kcl_netbudget *budget;
+	/* Last instance id given in this netns, under nfg_kcl_mutex. */
+	u32			next_id;
+};
+
+static unsigned int nfg_kcl_net_id __read_mostly;
+
+static void nfg_kcl_budget_put(struct nfg_kcl_budget *b)
+{
+	struct nfg_kcl_netbudget *nb = container_of(b, struct nfg_kcl_netbudget, b);
+
+	if (refcount_dec_and_test(&nb->ref))
+		kfree(nb);
+}
+
+/* The caller is in @net (checkentry): its budget exists. */
+static struct nfg_kcl_budget *nfg_kcl_budget_get(struct net *net)
+{
+	struct nfg_kcl_netbudget *nb;
+
+	nb = ((struct nfg_kcl_net *)net_generic(net, nfg_kcl_net_id))->budget;
+	refcount_inc(&nb->ref);
+	return &nb->b;
+}
+
+unsigned long nfg_kcl_net_conns(struct net *net)
+{
+	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
+
+	return atomic_long_read(&kn->budget->b.conns);
+}
+
 /* ---- conntrack side of the core --------------------------------------- */
 
-bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c)
+/*
+ * What a remembered connection is (struct nfg_kcl_ident): the conntrack's
+ * original tuple and zone, enough for nf_conntrack_find_get(). No
+ * reference is held on a conntrack that is not confirmed (see the theory).
+ */
+struct nfg_kcl_ctid {
+	struct nf_conntrack_tuple	tuple;
+	struct nf_conntrack_zone	zone;
+};
+
+/*
+ * How the core's callbacks see the world: @net for lookups (NULL once the
+ * netns exits), and how long an entry that is not in the conntrack hash
+ * may still be on its way to confirmation.
+ */
+struct nfg_kcl_env {
+	struct net	*net;
+	u32		grace;	/* jiffies */
+};
+
+/*
+ * A packet path insert treats an unconfirmed connection not seen in the
+ * hash after two jiffies as abandoned (its packet was dropped), as
+ * nf_conncount does; the sweep gives it a quarter second (a queue reader's
+ * verdict).
+ */
+#define NFG_KCL_GRACE_INSERT	2
+#define NFG_KCL_GRACE_SWEEP	(HZ / 4)
+
+static void nfg_kcl_ident_set(struct nfg_kcl_ident *id, const struct nf_conn *ct)
 {
-	const struct nf_conn *ct = c->ct;
+	struct nfg_kcl_ctid *ci = (struct nfg_kcl_ctid *)id;
+
+	BUILD_BUG_ON(sizeof(*ci) > sizeof(*id));
+	memset(id, 0, sizeof(*id));
+	ci->tuple = ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	ci->zone = *nf_ct_zone(ct);
+}
+
+/* Slot lock held: find the confirmed conntrack of a pending entry. */
+static bool nfg_kcl_resolve(struct nfg_kcl_conn *c, struct net *net)
+{
+	const struct nfg_kcl_ctid *ci = (const struct nfg_kcl_ctid *)&c->id;
+	const struct nf_conntrack_tuple_hash *h;
+	struct nf_conn *ct;
+
+	if (!net)
+		return false;
+	h = nf_conntrack_find_get(net, &ci->zone, &ci->tuple);
+	if (!h)
+		return false;
+	ct = nf_ct_tuplehash_to_ctrack(h);
+	if (NF_CT_DIRECTION(h) != IP_CT_DIR_ORIGINAL) {
+		/* Our tuple is another connection's reply: not ours. */
+		nf_ct_put(ct);
+		return false;
+	}
+	c->ct = ct;
+	return true;
+}
+
+bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
+{
+	const struct nfg_kcl_env *env = arg;
+	const struct nf_conn *ct;
 	u8 state;
 
-	if (nf_ct_is_dying(ct))
-		return true;
-	if (!nf_ct_is_confirmed(ct))
-		/* Only we hold it (its packet was dropped), or it never made it. */
-		return refcount_read(&ct->ct_general.use) == 1 ||
-		       (u32)jiffies - c->stamp > HZ;
-	if (nf_ct_is_expired(ct))
+	if (!c->ct && !nfg_kcl_resolve(c, env->net))
+		/* Not confirmed yet, or never will be (its packet was dropped). */
+		return (u32)jiffies - c->stamp >= env->grace;
+	ct = c->ct;
+	if (nf_ct_is_dying(ct) || nf_ct_is_expired(ct))
 		return true;
 	if (nf_ct_protonum(ct) == IPPROTO_TCP) {
 		/* As nf_conncount: closed TCP connections do not count. */
@@ -157,7 +264,8 @@ bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c)
 
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 {
-	nf_ct_put(c->ct);
+	if (c->ct)
+		nf_ct_put(c->ct);
 }
 
 /* ---- packet path ------------------------------------------------------ */
@@ -192,25 +300,35 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 	const struct xt_kconnlimit_mtinfo *info = par->matchinfo;
 	struct nfg_kcl_instance *inst = info->inst;
 	enum ip_conntrack_info ctinfo;
+	struct nfg_kcl_ident id;
+	struct nfg_kcl_env env;
 	struct nfg_kcl_key key;
 	unsigned int count;
 	struct nf_conn *ct;
 	bool over;
 	int ret;
 
-	kconnlimit_key(inst, skb, &key);
 	ct = nf_ct_get(skb, &ctinfo);
-	if (ct && !nf_ct_is_template(ct) && !nf_ct_is_confirmed(ct)) {
-		/* The packet that creates the connection: remember it. */
-		nf_conntrack_get(&ct->ct_general);
-		ret = nfg_kcl_add(&inst->table, &key, ct, (u32)jiffies, &count);
-		if (ret) {
-			nf_ct_put(ct);
-			if (ret < 0) {
-				/* At the cap or out of memory (counted). */
-				par->hotdrop = true;
-				return false;
-			}
+	if (ct && nf_ct_is_template(ct))
+		ct = NULL;
+	/* As connlimit: each zone has its own budget. */
+	key.zone = ct ? nf_ct_zone(ct)->id : NF_CT_DEFAULT_ZONE_ID;
+	kconnlimit_key(inst, skb, &key);
+	if (ct && !nf_ct_is_confirmed(ct)) {
+		/*
+		 * The packet that creates the connection: remember who it is,
+		 * without a reference (nfnetlink_queue drops an unconfirmed
+		 * conntrack that someone else holds).
+		 */
+		nfg_kcl_ident_set(&id, ct);
+		env.net = xt_net(par);
+		env.grace = NFG_KCL_GRACE_INSERT;
+		ret = nfg_kcl_add(&inst->table, &key, &id, (u32)jiffies, &env,
+				  &count);
+		if (ret < 0) {
+			/* At the cap or out of memory (counted). */
+			par->hotdrop = true;
+			return false;
 		}
 	} else {
 		count = nfg_kcl_count(&inst->table, &key);
@@ -228,11 +346,31 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 
 /* ---- rule life cycle -------------------------------------------------- */
 
+/*
+ * The plugin's alphabet, checked here too: names are printed in /proc and
+ * by the CLI, and a hand-made blob must not forge lines there. ASCII only
+ * (the kernel's isalnum() also takes Latin-1 letters).
+ */
+static bool kconnlimit_name_ok(const char *name)
+{
+	const char *p;
+
+	for (p = name; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+		    *p == '.' || *p == ':')
+			continue;
+		return false;
+	}
+	return true;
+}
+
 static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 {
 	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
 	const bool v6 = par->family == NFPROTO_IPV6;
 	const unsigned int plen_max = v6 ? 128 : 32;
+	struct nfg_kcl_budget *budget;
 	struct nfg_kcl_instance *inst;
 	unsigned int i, bits;
 	int err;
@@ -263,6 +401,18 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 		pr_info_ratelimited("kconnlimit: name is not NUL-terminated\n");
 		return -EINVAL;
 	}
+	if (!kconnlimit_name_ok(info->name)) {
+		pr_info_ratelimited("kconnlimit: name may only hold letters, digits and _ - . :\n");
+		return -EINVAL;
+	}
+	/*
+	 * raw runs before conntrack: no packet would carry a conntrack yet,
+	 * the rule would count nothing and never match.
+	 */
+	if (!strcmp(par->table, "raw")) {
+		pr_info_ratelimited("kconnlimit: not valid in the raw table (it runs before conntrack)\n");
+		return -EINVAL;
+	}
 
 	err = nf_ct_netns_get(par->net, par->family);
 	if (err < 0) {
@@ -275,13 +425,15 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 		err = -ENOMEM;
 		goto err_netns;
 	}
+	budget = nfg_kcl_budget_get(par->net);
 	err = nfg_kcl_table_init(&inst->table, READ_ONCE(nfg_kcl_param_slots),
 				 READ_ONCE(nfg_kcl_param_locks),
-				 get_random_u32(), v6);
+				 get_random_u32(), v6, budget);
 	if (err)
-		goto err_inst;
+		goto err_budget;
 
 	write_pnet(&inst->net, par->net);
+	inst->net_alive = true;
 	strscpy(inst->name, info->name, sizeof(inst->name));
 	inst->family = par->family;
 	inst->prefix = info->prefix;
@@ -293,13 +445,15 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 	}
 
 	mutex_lock(&nfg_kcl_mutex);
-	inst->id = ++nfg_kcl_next_id;
+	/* Per netns: ids must not tell one netns how busy the others are. */
+	inst->id = ++((struct nfg_kcl_net *)net_generic(par->net, nfg_kcl_net_id))->next_id;
 	list_add_tail(&inst->list, &nfg_kcl_instances);
 	mutex_unlock(&nfg_kcl_mutex);
 	info->inst = inst;
 	return 0;
 
-err_inst:
+err_budget:
+	nfg_kcl_budget_put(budget);
 	kfree(inst);
 err_netns:
 	nf_ct_netns_put(par->net, par->family);
@@ -317,6 +471,7 @@ static void kconnlimit_mt_destroy(const struct xt_mtdtor_param *par)
 	mutex_unlock(&nfg_kcl_mutex);
 	/* xtables and nf_tables destroy a rule after its last packet left. */
 	nfg_kcl_table_destroy(&inst->table);
+	nfg_kcl_budget_put(inst->table.budget);
 	kfree(inst);
 	nf_ct_netns_put(par->net, par->family);
 }
@@ -355,13 +510,16 @@ static DECLARE_DELAYED_WORK(nfg_kcl_gc_work, nfg_kcl_gc_work_fn);
 static void nfg_kcl_gc_work_fn(struct work_struct *work)
 {
 	struct nfg_kcl_instance *inst;
+	struct nfg_kcl_env env;
 	u32 slot, slots;
 
+	env.grace = NFG_KCL_GRACE_SWEEP;
 	mutex_lock(&nfg_kcl_mutex);
 	list_for_each_entry(inst, &nfg_kcl_instances, list) {
+		env.net = inst->net_alive ? read_pnet(&inst->net) : NULL;
 		slots = nfg_kcl_slots(&inst->table);
 		for (slot = 0; slot < slots; slot += 1024) {
-			nfg_kcl_gc(&inst->table, slot, 1024);
+			nfg_kcl_gc(&inst->table, slot, 1024, &env);
 			cond_resched();
 		}
 	}
@@ -401,21 +559,52 @@ static int nfg_kcl_proc_show(struct seq_file *seq, void *v)
 
 static int __net_init nfg_kcl_net_init(struct net *net)
 {
+	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
+	struct nfg_kcl_netbudget *nb;
+
+	nb = kzalloc(sizeof(*nb), GFP_KERNEL_ACCOUNT);
+	if (!nb)
+		goto err_out;
+	refcount_set(&nb->ref, 1);
+	kn->budget = nb;
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
 	    !proc_create_net_single(NFG_KCL_PROC_NAME, 0444, net->proc_net_stat,
 				    nfg_kcl_proc_show, NULL))
-		return -ENOMEM;
+		goto err_budget;
 	return 0;
+
+err_budget:
+	kfree(nb);
+err_out:
+	return -ENOMEM;
+}
+
+/* From here on the worker must not look conntracks up in @net. */
+static void __net_exit nfg_kcl_net_pre_exit(struct net *net)
+{
+	struct nfg_kcl_instance *inst;
+
+	mutex_lock(&nfg_kcl_mutex);
+	list_for_each_entry(inst, &nfg_kcl_instances, list)
+		if (net_eq(read_pnet(&inst->net), net))
+			inst->net_alive = false;
+	mutex_unlock(&nfg_kcl_mutex);
 }
 
 static void __net_exit nfg_kcl_net_exit(struct net *net)
 {
+	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
+
 	remove_proc_entry(NFG_KCL_PROC_NAME, net->proc_net_stat);
+	nfg_kcl_budget_put(&kn->budget->b);
 }
 
 static struct pernet_operations nfg_kcl_net_ops = {
-	.init	= nfg_kcl_net_init,
-	.exit	= nfg_kcl_net_exit,
+	.init		= nfg_kcl_net_init,
+	.pre_exit	= nfg_kcl_net_pre_exit,
+	.exit		= nfg_kcl_net_exit,
+	.id		= &nfg_kcl_net_id,
+	.size		= sizeof(struct nfg_kcl_net),
 };
 
 /* ---- module ----------------------------------------------------------- */

@@ -110,7 +110,7 @@ static int nfg_kcl_dump_start(struct netlink_callback *cb)
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	snap->total_conns = atomic_long_read(&nfg_kcl_total_conns);
+	snap->total_conns = nfg_kcl_net_conns(net);
 	snap->max_conns = READ_ONCE(nfg_kcl_max_conns);
 	list_for_each_entry(inst, &nfg_kcl_instances, list) {
 		if (!nfg_kcl_selected(inst, net, name))

@@ -5,3 +5,10 @@ TEST_BINS += $(B)/bin/nfg-kcl-blob
 $(B)/bin/nfg-kcl-blob: tests/kconnlimit/kcl_blob.c include/uapi/linux/netfilter/xt_kconnlimit.h
 	@mkdir -p $(@D)
 	$(CC) $(UCFLAGS) -o $@ $< $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
+
+# NFQUEUE reader that accepts everything (tests/vm/cases/kconnlimit_hardening.sh).
+TEST_BINS += $(B)/bin/nfg-kcl-nfqueue
+
+$(B)/bin/nfg-kcl-nfqueue: tests/kconnlimit/kcl_nfqueue.c
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -o $@ $< $(LIBMNL_LIBS)

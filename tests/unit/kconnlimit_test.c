@@ -10,8 +10,12 @@
  * "kills" (dead flag + drop of the conntrack table's reference), freed on
  * its last put, so a table that keeps using a connection it released is
  * caught by ASan, and one that never releases it is caught by the live
- * counter. After every test: no WARN, no leaked allocation, no fake
- * conntrack left, live_objects back to zero.
+ * counter. As in the kernel, the table remembers a new connection by its
+ * identity only (here a serial number) and takes a reference when it
+ * resolves it through a fake conntrack hash (confirmed, live objects),
+ * with a fake clock for the grace of connections not confirmed yet.
+ * After every test: no WARN, no leaked allocation, no fake conntrack
+ * left, live_objects and the budgets back to zero.
  */
 /* The core first: the shim's bitops.h defines ffs() as libc's strings.h does. */
 #include "kconnlimit_core.c"
@@ -68,31 +72,59 @@ void shim_synchronize_rcu(void)
 /* ---- fake conntrack --------------------------------------------------- */
 
 struct fake_ct {
-	int	refs;	/* atomic */
-	int	dead;	/* atomic: killed, as nf_ct_is_dying() */
+	int		refs;		/* atomic */
+	int		dead;		/* atomic: killed, as nf_ct_is_dying() */
+	int		confirmed;	/* atomic: in the fake hash */
+	unsigned long	serial;		/* its identity */
+	struct fake_ct	*next;		/* fake hash, under hash_lock */
 };
 
 static long fake_live;	/* atomic */
+static unsigned long fake_serial;	/* atomic */
+static u32 fake_now;	/* the environment's clock (stamps, grace) */
+/* The fake conntrack hash: every object not yet freed. */
+static pthread_mutex_t hash_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_ct *hash_head;	/* under hash_lock */
 
-static struct fake_ct *ct_new(void)
+/* What the tests pass as env: the grace of unconfirmed entries. */
+struct fake_env {
+	u32	grace;
+};
+
+static const struct fake_env env0 = { .grace = 0 };
+
+static struct fake_ct *ct_new_state(int confirmed)
 {
 	struct fake_ct *ct = calloc(1, sizeof(*ct));
 
 	if (!ct)
 		abort();
 	ct->refs = 1;	/* the conntrack table's reference */
+	ct->confirmed = confirmed;
+	ct->serial = __atomic_add_fetch(&fake_serial, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&hash_lock);
+	ct->next = hash_head;
+	hash_head = ct;
+	pthread_mutex_unlock(&hash_lock);
 	__atomic_fetch_add(&fake_live, 1, __ATOMIC_RELAXED);
 	return ct;
 }
 
-static void ct_get(struct fake_ct *ct)
+static struct fake_ct *ct_new(void)
 {
-	__atomic_fetch_add(&ct->refs, 1, __ATOMIC_RELAXED);
+	return ct_new_state(1);
 }
 
 static void ct_put(struct fake_ct *ct)
 {
+	struct fake_ct **p;
+
 	if (__atomic_sub_fetch(&ct->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		pthread_mutex_lock(&hash_lock);
+		for (p = &hash_head; *p != ct; p = &(*p)->next)
+			;
+		*p = ct->next;
+		pthread_mutex_unlock(&hash_lock);
 		free(ct);
 		__atomic_fetch_sub(&fake_live, 1, __ATOMIC_RELAXED);
 	}
@@ -105,25 +137,74 @@ static void ct_kill(struct fake_ct *ct)
 	ct_put(ct);
 }
 
-bool nfg_kcl_conn_dead(const struct nfg_kcl_conn *c)
+static struct nfg_kcl_ident ct_id(const struct fake_ct *ct)
 {
-	const struct fake_ct *ct = c->ct;
+	struct nfg_kcl_ident id;
 
+	memset(&id, 0, sizeof(id));
+	memcpy(id.w, &ct->serial, sizeof(ct->serial));
+	return id;
+}
+
+/* nf_conntrack_find_get(): a confirmed, live object, with a reference. */
+static struct fake_ct *ct_find_get(const struct nfg_kcl_ident *id)
+{
+	struct fake_ct *ct, *found = NULL;
+	int r;
+
+	pthread_mutex_lock(&hash_lock);
+	for (ct = hash_head; ct; ct = ct->next) {
+		if (memcmp(&ct->serial, id->w, sizeof(ct->serial)))
+			continue;
+		if (!__atomic_load_n(&ct->confirmed, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE))
+			break;
+		/* refcount_inc_not_zero(): a put to zero may be waiting for us */
+		r = __atomic_load_n(&ct->refs, __ATOMIC_RELAXED);
+		while (r && !__atomic_compare_exchange_n(&ct->refs, &r, r + 1, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			;
+		if (r)
+			found = ct;
+		break;
+	}
+	pthread_mutex_unlock(&hash_lock);
+	return found;
+}
+
+bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
+{
+	const struct fake_env *env = arg;
+	const struct fake_ct *ct;
+
+	if (!c->ct) {
+		c->ct = ct_find_get(&c->id);
+		if (!c->ct)
+			return fake_now - c->stamp >= env->grace;
+	}
+	ct = c->ct;
 	return __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE);
 }
 
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 {
-	ct_put(c->ct);
+	if (c->ct)
+		ct_put(c->ct);
 }
 
 /* ---- harness ---------------------------------------------------------- */
+
+/* Tables share @budget (one netns) unless a test says otherwise. */
+static struct nfg_kcl_budget budget, budget2;
+/* A sweep runs concurrently with conn() (test_concurrent). */
+static bool conc_sweep;
 
 static void run(const char *name, void (*fn)(void))
 {
 	struct utest_mark m = utest_begin(name);
 
 	nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
+	fake_now = 0;
 	fn();
 	shim_fail_alloc_in(0);
 	shim_synchronize_rcu();
@@ -133,9 +214,10 @@ static void run(const char *name, void (*fn)(void))
 	if (atomic_read(&nfg_kcl_live_objects))
 		fail_at(__FILE__, __LINE__, "live_objects %d after the test",
 			atomic_read(&nfg_kcl_live_objects));
-	if (atomic_long_read(&nfg_kcl_total_conns))
-		fail_at(__FILE__, __LINE__, "total_conns %ld after the test",
-			atomic_long_read(&nfg_kcl_total_conns));
+	if (atomic_long_read(&budget.conns) || atomic_long_read(&budget2.conns))
+		fail_at(__FILE__, __LINE__, "budgets %ld %ld after the test",
+			atomic_long_read(&budget.conns),
+			atomic_long_read(&budget2.conns));
 	utest_end(&m);
 }
 
@@ -143,25 +225,38 @@ static void run(const char *name, void (*fn)(void))
 
 static struct nfg_kcl_key k4(u32 a)
 {
-	return (struct nfg_kcl_key){ { a, 0, 0, 0 } };
+	return (struct nfg_kcl_key){ { a, 0, 0, 0 }, 0 };
 }
 
 static struct nfg_kcl_key k6(u32 a, u32 d)
 {
-	return (struct nfg_kcl_key){ { a, 0, 0, d } };
+	return (struct nfg_kcl_key){ { a, 0, 0, d }, 0 };
 }
 
 /* A new connection through the "match": returns add()'s result. */
 static int conn(struct nfg_kcl_table *t, struct nfg_kcl_key k,
 		struct fake_ct *ct, unsigned int *count)
 {
+	struct nfg_kcl_ident id = ct_id(ct);
+	int refs = __atomic_load_n(&ct->refs, __ATOMIC_RELAXED);
 	int ret;
 
-	ct_get(ct);	/* the reference handed to the table */
-	ret = nfg_kcl_add(t, &k, ct, 0, count);
-	if (ret != 0)
-		ct_put(ct);
+	ret = nfg_kcl_add(t, &k, &id, fake_now, &env0, count);
+	/*
+	 * No reference taken on the new connection (NFQUEUE drops those);
+	 * with a concurrent sweep, that sweep may already have resolved it.
+	 */
+	if (!conc_sweep)
+		CHECK_EQ(__atomic_load_n(&ct->refs, __ATOMIC_RELAXED), refs);
 	return ret;
+}
+
+static bool rm(struct nfg_kcl_table *t, struct nfg_kcl_key k,
+	       struct fake_ct *ct)
+{
+	struct nfg_kcl_ident id = ct_id(ct);
+
+	return nfg_kcl_remove(t, &k, &id);
 }
 
 /* Count list entries and chain nodes by walking the table (quiescent). */
@@ -205,18 +300,18 @@ static void test_init_checks(void)
 {
 	struct nfg_kcl_table t;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 1000, 16, 1, false), -EINVAL);
-	CHECK_EQ(nfg_kcl_table_init(&t, 1024, 3, 1, false), -EINVAL);
-	CHECK_EQ(nfg_kcl_table_init(&t, 0, 16, 1, false), -EINVAL);
-	CHECK_EQ(nfg_kcl_table_init(&t, NFG_KCL_SLOTS_MAX * 2, 16, 1, false), -EINVAL);
-	CHECK_EQ(nfg_kcl_table_init(&t, 16, NFG_KCL_LOCKS_MAX * 2, 1, false), -EINVAL);
-	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 1, true), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1000, 16, 1, false, &budget), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1024, 3, 1, false, &budget), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 0, 16, 1, false, &budget), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, NFG_KCL_SLOTS_MAX * 2, 16, 1, false, &budget), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 16, NFG_KCL_LOCKS_MAX * 2, 1, false, &budget), -EINVAL);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 1, true, &budget), 0);
 	CHECK_EQ(atomic_read(&nfg_kcl_live_objects), 1);
 	nfg_kcl_table_destroy(&t);
 	/* every allocation failure unwinds */
 	for (unsigned long i = 1; i <= 3; i++) {
 		shim_fail_alloc_in(i);
-		CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 1, false), -ENOMEM);
+		CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 1, false, &budget), -ENOMEM);
 		CHECK(shim_alloc_failed());
 	}
 }
@@ -229,8 +324,8 @@ static void test_count_basic(void)
 	unsigned int cnt = 0;
 	int i;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 7, false), 0);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 } }), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 7, false, &budget), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 }, 0 }), 0);
 	for (i = 0; i < 3; i++) {
 		a[i] = ct_new();
 		CHECK_EQ(conn(&t, k4(0x0a000100), a[i], &cnt), 0);
@@ -239,18 +334,18 @@ static void test_count_basic(void)
 	b = ct_new();
 	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 0);
 	CHECK_EQ(cnt, 1);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000100 } }), 3);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 } }), 1);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000300 } }), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000100 }, 0 }), 3);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 }, 0 }), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000300 }, 0 }), 0);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 2);
 	CHECK_EQ(ci.conns, 4);
 	CHECK_EQ(ci.stats.inserts, 4);
-	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 4);
+	CHECK_EQ(atomic_long_read(&budget.conns), 4);
 	/* the same unconfirmed conntrack again: not counted twice */
 	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 1);
 	CHECK_EQ(cnt, 1);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 } }), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 }, 0 }), 1);
 	for (i = 0; i < 3; i++)
 		ct_put(a[i]);	/* still alive in conntrack: the table holds refs */
 	ct_put(b);
@@ -264,17 +359,17 @@ static void test_remove(void)
 	struct nfg_kcl_info ci;
 	unsigned int cnt;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 16, 4, 3, true), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 16, 4, 3, true, &budget), 0);
 	a = ct_new();
 	b = ct_new();
 	CHECK_EQ(conn(&t, k6(0x20010db8, 1), a, &cnt), 0);
 	CHECK_EQ(conn(&t, k6(0x20010db8, 1), b, &cnt), 0);
 	CHECK_EQ(cnt, 2);
-	CHECK(!nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 2 } }, a));
-	CHECK(nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, a));
-	CHECK(!nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, a));
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }), 1);
-	CHECK(nfg_kcl_remove(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 } }, b));
+	CHECK(!rm(&t, (struct nfg_kcl_key){ { 0x20010db8, 0, 0, 2 }, 0 }, a));
+	CHECK(rm(&t, (struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 }, 0 }, a));
+	CHECK(!rm(&t, (struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 }, 0 }, a));
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 }, 0 }), 1);
+	CHECK(rm(&t, (struct nfg_kcl_key){ { 0x20010db8, 0, 0, 1 }, 0 }, b));
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 0);
 	CHECK_EQ(ci.conns, 0);
@@ -292,7 +387,7 @@ static void test_chain(void)
 	unsigned int cnt;
 	int i;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 9, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 1, 1, 9, false, &budget), 0);
 	for (i = 0; i < 40; i++) {
 		ct[i] = ct_new();
 		CHECK_EQ(conn(&t, k4(i % 10), ct[i], &cnt), 0);
@@ -304,18 +399,18 @@ static void test_chain(void)
 	for (i = 0; i < 40; i++)
 		if (i % 10 == 0 || i % 10 == 5 || i % 10 == 9)
 			ct_kill(ct[i]);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, 1), 12);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0), 12);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 7);
 	CHECK_EQ(ci.conns, 28);
 	CHECK_EQ(ci.stats.gc_evictions, 12);
 	for (i = 0; i < 10; i++)
-		CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { i } }),
+		CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { i }, 0 }),
 			 (i == 0 || i == 5 || i == 9) ? 0 : 4);
 	for (i = 0; i < 40; i++)
 		if (!(i % 10 == 0 || i % 10 == 5 || i % 10 == 9))
 			ct_kill(ct[i]);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, 1), 28);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0), 28);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 0);
 	nfg_kcl_table_destroy(&t);
@@ -330,7 +425,7 @@ static void test_gc_on_insert(void)
 	unsigned int cnt;
 	int i;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
 	/* an abandoned newest entry is forgotten by the next insert */
 	for (i = 0; i < 10; i++) {
 		ct[i] = ct_new();
@@ -359,8 +454,8 @@ static void test_gc_on_insert(void)
 	/* x and the 10 new ones; the last flood entry went with ct[10]'s insert */
 	CHECK_EQ(ci.conns, 11);
 	CHECK_EQ(ci.stats.gc_evictions, 1 + 999 + 1 + 9);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t)), 0);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 42 } }), 11);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 42 }, 0 }), 11);
 	ct_put(x);
 	for (i = 10; i < 20; i++)
 		ct_put(ct[i]);
@@ -376,8 +471,8 @@ static void test_cap(void)
 	int i;
 
 	nfg_kcl_max_conns = 5;
-	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
-	CHECK_EQ(nfg_kcl_table_init(&u, 64, 8, 6, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	CHECK_EQ(nfg_kcl_table_init(&u, 64, 8, 6, false, &budget), 0);
 	for (i = 0; i < 3; i++) {
 		ct[i] = ct_new();
 		CHECK_EQ(conn(&t, k4(i), ct[i], &cnt), 0);
@@ -386,7 +481,7 @@ static void test_cap(void)
 		ct[i] = ct_new();
 		CHECK_EQ(conn(&u, k4(i), ct[i], &cnt), 0);
 	}
-	/* the cap is global: the 6th in either table is refused */
+	/* the cap is the budget's: the 6th in either table is refused */
 	ct[5] = ct_new();
 	CHECK_EQ(conn(&t, k4(100), ct[5], &cnt), -ENOSPC);
 	CHECK_EQ(conn(&u, k4(3), ct[5], &cnt), -ENOSPC);
@@ -395,12 +490,12 @@ static void test_cap(void)
 	CHECK_EQ(ci.keys, 3);	/* no empty node left behind */
 	info(&u, &ci);
 	CHECK_EQ(ci.stats.cap_hits, 1);
-	CHECK_EQ(nfg_kcl_count(&u, &(struct nfg_kcl_key){ { 3 } }), 1);
+	CHECK_EQ(nfg_kcl_count(&u, &(struct nfg_kcl_key){ { 3 }, 0 }), 1);
 	/* insert-time GC of the same key makes room */
 	ct_kill(ct[3]);
 	CHECK_EQ(conn(&u, k4(3), ct[5], &cnt), 0);
 	CHECK_EQ(cnt, 1);
-	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 5);
+	CHECK_EQ(atomic_long_read(&budget.conns), 5);
 	/* a node emptied by the GC, then refused at the cap, is unlinked */
 	ct_kill(ct[4]);
 	ct_kill(ct[5]);
@@ -419,6 +514,116 @@ static void test_cap(void)
 	nfg_kcl_table_destroy(&u);
 }
 
+/*
+ * One budget per netns: a full one refuses only its own tables; a cap
+ * above LONG_MAX (a huge module parameter) is no cap at all.
+ */
+static void test_budgets(void)
+{
+	struct fake_ct *a[3], *b;
+	struct nfg_kcl_table t, u;
+	unsigned int cnt;
+	int i;
+
+	nfg_kcl_max_conns = 2;
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	CHECK_EQ(nfg_kcl_table_init(&u, 64, 8, 6, false, &budget2), 0);
+	for (i = 0; i < 3; i++)
+		a[i] = ct_new();
+	b = ct_new();
+	CHECK_EQ(conn(&t, k4(1), a[0], &cnt), 0);
+	CHECK_EQ(conn(&t, k4(2), a[1], &cnt), 0);
+	CHECK_EQ(conn(&t, k4(3), a[2], &cnt), -ENOSPC);
+	CHECK_EQ(conn(&u, k4(1), b, &cnt), 0);
+	CHECK_EQ(atomic_long_read(&budget.conns), 2);
+	CHECK_EQ(atomic_long_read(&budget2.conns), 1);
+	nfg_kcl_max_conns = ~0UL;
+	CHECK_EQ(conn(&t, k4(3), a[2], &cnt), 0);
+	nfg_kcl_max_conns = (unsigned long)LONG_MAX + 1;
+	CHECK_EQ(conn(&t, k4(4), b, &cnt), 0);
+	for (i = 0; i < 3; i++)
+		ct_put(a[i]);
+	ct_put(b);
+	nfg_kcl_table_destroy(&t);
+	nfg_kcl_table_destroy(&u);
+}
+
+/*
+ * The creating packet passes the rule again (a chain jumped to twice)
+ * while its key holds more entries than the insert-time GC rotates: it is
+ * still recognised as the newest entry and not counted twice.
+ */
+static void test_dup_many(void)
+{
+	struct fake_ct *ct[8];
+	struct nfg_kcl_table t;
+	unsigned int cnt;
+	int i;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < 8; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 0);
+		CHECK_EQ(cnt, i + 1);
+		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 1);
+		CHECK_EQ(cnt, i + 1);
+		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 1);
+		CHECK_EQ(cnt, i + 1);
+	}
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 7 }, 0 }), 8);
+	for (i = 0; i < 8; i++)
+		ct_put(ct[i]);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * A connection not confirmed yet is remembered without a reference: it
+ * counts while it may still be on its way (the grace), is resolved to a
+ * reference once confirmed, and is forgotten when it never was.
+ */
+static void test_pending(void)
+{
+	const struct fake_env slow = { .grace = 10 };
+	const struct nfg_kcl_key key1 = k4(1);
+	struct nfg_kcl_ident id;
+	struct fake_ct *a, *b, *c;
+	struct nfg_kcl_table t;
+	unsigned int cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	a = ct_new_state(0);
+	b = ct_new_state(0);
+	c = ct_new_state(0);
+	id = ct_id(a);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(a->refs, 1);	/* no reference on an unconfirmed conntrack */
+	id = ct_id(b);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	/* within the grace, unconfirmed entries count */
+	fake_now += 9;
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &key1), 2);
+	CHECK_EQ(a->refs, 1);
+	/* a is confirmed (resolved: referenced), b was dropped (freed) */
+	__atomic_store_n(&a->confirmed, 1, __ATOMIC_RELEASE);
+	ct_put(b);
+	fake_now += 1;
+	id = ct_id(c);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(cnt, 2);	/* a and c: b forgotten by the insert */
+	CHECK_EQ(a->refs, 2);
+	/* c never confirmed: forgotten by the sweep after the grace */
+	fake_now += 10;
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &key1), 1);
+	ct_put(c);
+	ct_kill(a);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 1);
+	CHECK_EQ(fake_live, 0);
+	nfg_kcl_table_destroy(&t);
+}
+
 static void test_enomem(void)
 {
 	struct nfg_kcl_table t;
@@ -426,7 +631,7 @@ static void test_enomem(void)
 	struct fake_ct *a, *b;
 	unsigned int cnt;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
 	a = ct_new();
 	/* connection entry, then node allocation fails */
 	shim_fail_alloc_in(1);
@@ -437,12 +642,12 @@ static void test_enomem(void)
 	CHECK_EQ(ci.keys, 0);
 	CHECK_EQ(ci.conns, 0);
 	CHECK_EQ(ci.stats.alloc_fail, 2);
-	CHECK_EQ(atomic_long_read(&nfg_kcl_total_conns), 0);
+	CHECK_EQ(atomic_long_read(&budget.conns), 0);
 	CHECK_EQ(conn(&t, k4(1), a, &cnt), 0);
 	b = ct_new();
 	shim_fail_alloc_in(1);
 	CHECK_EQ(conn(&t, k4(1), b, &cnt), -ENOMEM);
-	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 } }), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 1 }, 0 }), 1);
 	ct_put(a);
 	ct_put(b);
 	nfg_kcl_table_destroy(&t);
@@ -456,7 +661,7 @@ static void test_top(void)
 	unsigned int cnt, n, i, k;
 	int used = 0;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 4, 2, 5, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 4, 2, 5, false, &budget), 0);
 	CHECK_EQ(nfg_kcl_top(&t, top, 8), 0);
 	/* key k gets k connections, keys 1..9; key 20 ties with key 9 */
 	for (k = 1; k <= 9; k++)
@@ -485,7 +690,7 @@ static void test_top(void)
 	CHECK_EQ(nfg_kcl_top(&t, top, 0), 0);
 	for (i = 0; i < (unsigned int)used; i++)
 		ct_kill(ct[i]);
-	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t));
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0);
 	CHECK_EQ(nfg_kcl_top(&t, top, 8), 0);
 	nfg_kcl_table_destroy(&t);
 }
@@ -493,17 +698,20 @@ static void test_top(void)
 /* Destroy with connections still remembered releases every one. */
 static void test_destroy_releases(void)
 {
+	static struct fake_ct *ct[500];
 	struct nfg_kcl_table t;
-	struct fake_ct *ct;
 	unsigned int cnt, i;
 
-	CHECK_EQ(nfg_kcl_table_init(&t, 256, 16, 11, true), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 256, 16, 11, true, &budget), 0);
 	for (i = 0; i < 500; i++) {
-		ct = ct_new();
-		CHECK_EQ(conn(&t, k6(i % 37, i % 3), ct, &cnt), 0);
-		ct_kill(ct);	/* only the table keeps it now */
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, k6(i % 37, i % 3), ct[i], &cnt), 0);
 	}
-	CHECK(fake_live > 0);
+	/* the sweep resolves every entry: the table holds references */
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	for (i = 0; i < 500; i++)
+		ct_kill(ct[i]);	/* only the table keeps it now */
+	CHECK_EQ(fake_live, 500);
 	nfg_kcl_table_destroy(&t);
 	CHECK_EQ(fake_live, 0);
 }
@@ -541,7 +749,7 @@ static void *conc_writer(void *arg)
 			ct_kill(held[slot]);
 		held[slot] = ct;
 		if (rand_r(&seed) % 8 == 0)
-			nfg_kcl_remove(c->t, &k, ct);
+			rm(c->t, k, ct);
 	}
 	for (slot = 0; slot < 16; slot++)
 		if (held[slot])
@@ -575,7 +783,7 @@ static void *conc_gc(void *arg)
 	struct conc *c = arg;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		nfg_kcl_gc(c->t, 0, nfg_kcl_slots(c->t));
+		nfg_kcl_gc(c->t, 0, nfg_kcl_slots(c->t), &env0);
 		shim_synchronize_rcu();
 	}
 	return NULL;
@@ -590,10 +798,11 @@ static void test_concurrent(void)
 	int i;
 
 	nfg_kcl_max_conns = CONC_WRITERS * 12;	/* also exercises the cap */
-	CHECK_EQ(nfg_kcl_table_init(&t, 8, 2, 13, false), 0);
+	CHECK_EQ(nfg_kcl_table_init(&t, 8, 2, 13, false, &budget), 0);
 	cr.t = &t;
 	for (i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, conc_reader, &cr);
+	conc_sweep = true;
 	pthread_create(&g, NULL, conc_gc, &cr);
 	for (i = 0; i < CONC_WRITERS; i++) {
 		cw[i] = (struct conc){ .t = &t, .id = i };
@@ -605,8 +814,9 @@ static void test_concurrent(void)
 	for (i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
 	pthread_join(g, NULL);
+	conc_sweep = false;
 	/* everything was killed: one sweep forgets it all */
-	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t));
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 0);
 	CHECK_EQ(ci.conns, 0);
@@ -631,6 +841,9 @@ int main(void)
 	run("chain", test_chain);
 	run("gc_on_insert", test_gc_on_insert);
 	run("cap", test_cap);
+	run("budgets", test_budgets);
+	run("dup_many", test_dup_many);
+	run("pending", test_pending);
 	run("enomem", test_enomem);
 	run("top", test_top);
 	run("destroy_releases", test_destroy_releases);

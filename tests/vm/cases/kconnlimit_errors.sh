@@ -4,7 +4,10 @@
 # and by the kernel's checkentry for hand-made match blobs that bypass the
 # plugin (nfg-kcl-blob, through nft_compat): upto and above together, no
 # limit, unknown flags, mask out of range for the family, unterminated
-# name, non-zero reserved bytes. A valid blob is accepted. The module
+# name, a name outside the plugin's alphabet (it would forge /proc and CLI
+# lines), non-zero reserved bytes. The raw table (before conntrack: the rule
+# could never count) is refused with the reason in the kernel log, legacy
+# and nft. A valid blob is accepted. The module
 # parameters slots/locks refuse values that are not powers of two, at load
 # time and at run time. Nothing is left behind (live objects 0).
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -78,6 +81,20 @@ kernel_rejects 'mask /33 out of range for IPv4' 4 4 33 10
 kernel_rejects 'mask /200 out of range for IPv6' 6 1 200 10
 kernel_rejects 'name is not NUL-terminated' 6 4 64 1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 kernel_rejects 'reserved bytes' 4 4 24 10 - 7
+kernel_rejects 'name may only hold letters, digits and _ - . :' 4 4 24 10 $'x\n9 forged ipv4 src/24'
+kernel_rejects 'name may only hold letters, digits and _ - . :' 6 4 64 10 'a b'
+kernel_rejects 'name may only hold letters, digits and _ - . :' 4 4 24 10 $'caf\xc3\xa9'
+
+# raw runs before conntrack: refused, and the kernel log says why
+for v in legacy nft; do
+	for fam in 4 6; do
+		dmesg -C
+		expect_err 'Invalid argument' nfg_ipt nfg-kerr $v $fam -t raw -A PREROUTING \
+			-m kconnlimit --kconnlimit-above 1
+		nfg_wait_until 5 eval "dmesg | grep -q 'kconnlimit: not valid in the raw table'" ||
+			nfg_fail "no kernel message for kconnlimit in raw ($v IPv$fam): $(dmesg | tail -n 3)"
+	done
+done
 nfg_assert_ok "a valid blob is accepted" blob 4 4 24 10 blobrule
 nfg_assert_match '^[0-9]+ blobrule ipv4 src/24 above:10 ' "$(nfg_in nfg-kerr nfguard kconnlimit list blobrule)" \
 	"the blob's rule in nfguard kconnlimit list"

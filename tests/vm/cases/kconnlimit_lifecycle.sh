@@ -3,7 +3,7 @@
 # rule is deleted (legacy and nft), when their network namespace is deleted
 # with rules and connections in place, and at rmmod; the module's
 # live_objects counter (tables + keys + remembered connections) returns to 0
-# each time, repeated so a per-cycle leak adds up. The global cap: with
+# each time, repeated so a per-cycle leak adds up. The cap (per netns): with
 # max_conns=3, the 4th new connection is dropped (not refused: no answer)
 # and counted as a cap hit; once one closes, there is room again.
 . "$NFG_TOP/tests/vm/lib.sh"
