@@ -294,6 +294,17 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 			unsigned long now = jiffies;
 
 			skb_dst_set_noref(skb, dst);
+			/*
+			 * List receive (ip_list_rcv_finish, ip6_list_rcv_finish)
+			 * reuses a packet's route for the next packets to the
+			 * same address unless it was chosen per flow. This one
+			 * was: it belongs to this conntrack (an ECMP next hop,
+			 * mark, DSCP, input interface), never to its neighbours.
+			 */
+			if (state->pf == NFPROTO_IPV4)
+				IPCB(skb)->flags |= IPSKB_MULTIPATH;
+			else
+				IP6CB(skb)->flags |= IP6SKB_MULTIPATH;
 			/* Write only when it changes: no cache line ping-pong. */
 			if (READ_ONCE(e->last_used) != now)
 				WRITE_ONCE(e->last_used, now);

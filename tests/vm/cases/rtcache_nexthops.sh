@@ -1,0 +1,149 @@
+#!/bin/bash
+# nfg-case-timeout: 300
+# RTCACHE never hands one flow's next hop to another flow.
+#  - ECMP and list receive: the router's service route has two next hops
+#    (fib_multipath_hash_policy 1: flows with different ports may take
+#    different ones); six UDP flows are opted in to RTCACHE, ten are not.
+#    The router's ingress veth has GRO on (NAPI), and the client releases
+#    rounds of all sixteen flows at once from a plug qdisc, so the router
+#    receives them in lists (ip_list_rcv_finish / ip6_list_rcv_finish),
+#    proven first by a single-path flow whose packets released at once
+#    partly skip the route lookup (route hint; counted with the IPv4 fib
+#    table lookup tracepoint). Every opted
+#    packet of the burst is a cache hit, and every packet of every flow
+#    that is not opted in leaves by the one next hop its own hash picked
+#    (none follows a cached flow's route through the list's route hint).
+#    IPv4 and IPv6.
+# shellcheck source=tests/vm/lib.sh
+. "$NFG_TOP/tests/vm/lib.sh"
+# shellcheck source=tests/rtcache/lib.sh
+. "$NFG_TOP/tests/rtcache/lib.sh"
+nfg_need tc ethtool iptables-legacy ip6tables-legacy iptables-legacy-restore conntrack
+nfg_load_modules xt_RTCACHE
+modprobe sch_plug || nfg_fail "modprobe sch_plug"
+rtc_topo_up
+OPT=(6000 6001 6002 6003 6004 6005)
+NON=(6010 6011 6012 6013 6014 6015 6016 6017 6018 6019)
+# Each round: an opted flow, then two that are not, and so on.
+ORDER=() j=0
+for i in 0 1 2 3 4 5; do
+	ORDER+=("${OPT[$i]}" "${NON[$j]}")
+	j=$((j + 1))
+	[ $i -ge 4 ] && continue
+	ORDER+=("${NON[$j]}")
+	j=$((j + 1))
+done
+[ ${#ORDER[@]} = 16 ] || nfg_fail "flow order: ${ORDER[*]}"
+CTL=6100 ROUNDS=6
+rtc_count_rules "${ORDER[@]}" "$CTL"
+# veth hands a packet to its peer's NAPI (GRO) only when the sender has no
+# TSO (or the receiver UDP GRO forwarding, which would merge the flows).
+nfg_router ethtool -K eth0 gro on >/dev/null || nfg_fail "GRO (NAPI) on the router's ingress veth"
+nfg_client ethtool -K eth0 tso off >/dev/null || nfg_fail "TSO off on the client"
+nfg_router sysctl -qw net.ipv4.fib_multipath_hash_policy=1 net.ipv6.fib_multipath_hash_policy=1 ||
+	nfg_fail "L4 multipath hash"
+
+# plug / unplug: the client's egress holds packets, then releases them all
+# from one qdisc run (softirq), so they reach the router's NAPI together.
+plug() { nfg_client tc qdisc replace dev eth0 root plug || nfg_fail "plug qdisc"; }
+unplug() { nfg_client tc qdisc change dev eth0 root plug release_indefinite || nfg_fail "release the plug"; }
+
+# Route lookups made by the router for a destination, counted with the
+# fib table lookup tracepoint (a packet given a route hint has none).
+TR=/sys/kernel/tracing
+[ -e $TR/events ] || mount -t tracefs nodev $TR || nfg_fail "mount tracefs"
+trace_on() {
+	echo >$TR/trace
+	echo 1 >$TR/events/fib/fib_table_lookup/enable || nfg_fail "fib tracepoint"
+}
+# lookups ADDR: stop tracing, count the router's lookups for ADDR (the
+# ones that resolve to its eth1; the server's own local lookups for ADDR
+# do not; the ports are 0 there without policy rules).
+lookups() {
+	local line n=0
+	echo 0 >$TR/events/fib/fib_table_lookup/enable
+	while IFS= read -r line; do [[ $line == *"-> $1/"*"==> dev eth1 "* ]] && n=$((n + 1)); done <$TR/trace
+	echo $n
+}
+
+# totals_are FAM N PORT...: every PORT counted N packets over both links.
+totals_are() {
+	local fam=$1 n=$2 p
+	shift 2
+	rtc_counts "$fam"
+	for p; do [ $((${RTC_N[1:$p]:-0} + ${RTC_N[2:$p]:-0})) = "$n" ] || return 1; done
+}
+wait_totals() {
+	nfg_wait_until 30 totals_are "$@" || {
+		rtc_counts "$1"
+		nfg_fail "ipv$1: expected $2 packets per flow, got: $(declare -p RTC_N)"
+	}
+}
+
+# Lists: a single-path flow released at once mostly skips the lookup
+# (IPv4: IPv6 packets take the same veth NAPI and GRO path to the list).
+fam=4 dst=$NFG_S4
+nfg_log "== list receive happens (ipv$fam, one single-path flow)"
+rtc_msender_start "ctl$fam" "$dst" "$CTL"
+rtc_send "ctl$fam" 1
+wait_totals $fam 1 "$CTL"
+plug
+rtc_send "ctl$fam" 32
+trace_on
+unplug
+wait_totals $fam 33 "$CTL"
+n=$(lookups "$dst")
+nfg_log "ipv$fam: 32 packets released at once, $n route lookups"
+nfg_assert_ge "$n" 1 "ipv$fam: route lookups seen by the tracepoint"
+nfg_assert_le "$n" 31 "ipv$fam: route lookups for 32 packets received in lists (route hints)"
+nfg_client tc qdisc del dev eth0 root
+
+scenario() {
+	local fam=$1 svc hit own=() p n1 n2 links="" bad=""
+	svc=$(rtc_svc "$fam")
+	nfg_log "== ECMP, ipv$fam"
+	nfg_router ip -"$fam" route replace "$svc" nexthop via "$(rtc_nh "$fam" 1)" \
+		nexthop via "$(rtc_nh "$fam" 2)" || nfg_fail "multipath route"
+	nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -A FORWARD -p udp --dport 6000:6005 -j RTCACHE ||
+		nfg_fail "RTCACHE rule"
+	rtc_msender_start "m$fam" "$svc" "${ORDER[@]}"
+	# Two packets each, one at a time (no lists): opted flows are learnt.
+	rtc_send "m$fam" 2
+	wait_totals "$fam" 2 "${ORDER[@]}"
+	nfg_assert_eq 6 "$(rtc_stat entries)" "one entry per opted flow"
+	rtc_counts "$fam"
+	for p in "${ORDER[@]}"; do
+		n1=${RTC_N[1:$p]:-0} n2=${RTC_N[2:$p]:-0}
+		[ "$n1" = 0 ] || [ "$n2" = 0 ] || nfg_fail "ipv$fam flow $p split before any list: $n1/$n2"
+		own[p]=1
+		[ "$n2" = 0 ] || own[p]=2
+	done
+	for p in "${OPT[@]}"; do links+=" o${own[$p]}"; done
+	for p in "${NON[@]}"; do links+=" n${own[$p]}"; done
+	nfg_log "next hops per flow (o: opted, n: not):$links"
+	# Precondition: some flow not opted in hashes to another next hop than
+	# some opted flow (odds of the opposite: 2^-15 per boot).
+	[[ $links == *o1* && $links == *n2* ]] || [[ $links == *o2* && $links == *n1* ]] ||
+		nfg_fail "ipv$fam: all flows hashed to one next hop ($links); nothing to prove"
+
+	hit=$(rtc_stat hit)
+	plug
+	rtc_send "m$fam" $ROUNDS
+	unplug
+	wait_totals "$fam" $((2 + ROUNDS)) "${ORDER[@]}"
+	nfg_assert_eq $((hit + 6 * ROUNDS)) "$(rtc_stat hit)" "ipv$fam: every opted packet of the burst hit the cache"
+	rtc_counts "$fam"
+	for p in "${ORDER[@]}"; do
+		n1=${RTC_N[1:$p]:-0} n2=${RTC_N[2:$p]:-0}
+		[ "$n1" = 0 ] || [ "$n2" = 0 ] || bad+=" $p(${n1}/${n2})"
+	done
+	[ -z "$bad" ] || nfg_fail "ipv$fam: flows split over both next hops (link1/link2):$bad"
+
+	nfg_client tc qdisc del dev eth0 root
+	nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -F
+	nfg_router conntrack -F >/dev/null 2>&1
+	nfg_wait_until 60 rtc_live_is 0 || nfg_fail "route references left: $(rtc_live)"
+}
+scenario 4
+scenario 6
+
