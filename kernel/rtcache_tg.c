@@ -617,12 +617,12 @@ resched:
 /* ---- netdev events: an interface's routes go with it ------------------- */
 
 /*
- * An interface going down or away: drop the entries that came in on it or
- * leave by it, and every entry whose route the change made stale. The
- * FIB's own handlers of the event may run first and point the route at
- * blackhole_netdev (uncached routes), so the device alone does not find
- * them all; they also invalidate what they change (IPv4 generation, IPv6
- * serial number), which dst_check() sees.
+ * An interface going down or away, or losing its carrier: drop the
+ * entries that came in on it or leave by it, and every entry whose route
+ * the change made stale. The FIB's own handlers of the event may run first
+ * and point the route at blackhole_netdev (uncached routes), so the device
+ * alone does not find them all; they also invalidate what they change
+ * (IPv4 generation, IPv6 serial number), which dst_check() sees.
  */
 static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
 {
@@ -638,6 +638,17 @@ static int nfg_rtc_netdev_event(struct notifier_block *nb,
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
 	switch (event) {
+	case NETDEV_CHANGE:
+		/*
+		 * Carrier loss. IPv6 marks the device's routes linkdown
+		 * without changing the fib6 serial number, so dst_check()
+		 * still passes an entry that a lookup would now avoid
+		 * (ignore_routes_with_linkdown): drop it here. (IPv4 flushes
+		 * its route cache on this event, dst_check() fails anyway.)
+		 */
+		if (netif_carrier_ok(dev))
+			break;
+		fallthrough;
 	case NETDEV_DOWN:
 	case NETDEV_UNREGISTER:
 		nfg_rtc_purge(nfg_rtc_pernet(dev_net(dev)), nfg_rtc_uses_dev,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # nfg-case-timeout: 300
-# RTCACHE never hands one flow's next hop to another flow.
+# RTCACHE never hands one flow's next hop to another flow, and follows the
+# next hop's carrier.
 #  - ECMP and list receive: the router's service route has two next hops
 #    (fib_multipath_hash_policy 1: flows with different ports may take
 #    different ones); six UDP flows are opted in to RTCACHE, ten are not.
@@ -14,6 +15,10 @@
 #    that is not opted in leaves by the one next hop its own hash picked
 #    (none follows a cached flow's route through the list's route hint).
 #    IPv4 and IPv6.
+#  - IPv6 carrier loss with ignore_routes_with_linkdown=1 and a second
+#    route of higher metric: a flow cached over the link that lost its
+#    carrier moves to the other link (its entry is purged, the lookup
+#    skips the linkdown route) and is cached again there.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 # shellcheck source=tests/rtcache/lib.sh
@@ -34,8 +39,8 @@ for i in 0 1 2 3 4 5; do
 	j=$((j + 1))
 done
 [ ${#ORDER[@]} = 16 ] || nfg_fail "flow order: ${ORDER[*]}"
-CTL=6100 ROUNDS=6
-rtc_count_rules "${ORDER[@]}" "$CTL"
+CTL=6100 CARRIER=6200 ROUNDS=6
+rtc_count_rules "${ORDER[@]}" "$CTL" "$CARRIER"
 # veth hands a packet to its peer's NAPI (GRO) only when the sender has no
 # TSO (or the receiver UDP GRO forwarding, which would merge the flows).
 nfg_router ethtool -K eth0 gro on >/dev/null || nfg_fail "GRO (NAPI) on the router's ingress veth"
@@ -147,3 +152,37 @@ scenario() {
 scenario 4
 scenario 6
 
+nfg_log "== IPv6 carrier loss"
+svc=$RTC_SVC6
+nfg_router sysctl -qw net.ipv6.conf.all.ignore_routes_with_linkdown=1 \
+	net.ipv6.conf.eth2.ignore_routes_with_linkdown=1 || nfg_fail "ignore_routes_with_linkdown"
+while nfg_router ip -6 route del "$svc" 2>/dev/null; do :; done
+nfg_router ip -6 route add "$svc" via "$(rtc_nh 6 2)" metric 100 || nfg_fail "route via link 2"
+nfg_router ip -6 route add "$svc" via "$(rtc_nh 6 1)" metric 200 || nfg_fail "route via link 1"
+nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -A FORWARD -p udp --dport "$CARRIER" -j RTCACHE ||
+	nfg_fail "RTCACHE rule"
+rtc_msender_start c6 "$svc" "$CARRIER"
+rtc_send c6 3
+rtc_wait_count 6 2 "$CARRIER" 3
+nfg_assert_eq 1 "$(rtc_stat entries)" "the flow is cached over link 2"
+hit=$(rtc_stat hit)
+nfg_server ip link set eth1 down || nfg_fail "peer down"
+carrier_lost() { [ "$(nfg_router cat /sys/class/net/eth2/carrier)" = 0 ]; }
+nfg_wait_until 30 carrier_lost || nfg_fail "router eth2 never lost its carrier"
+# Packets sent before the kernel handled the carrier change may still be
+# dropped on link 2: send one at a time until the flow shows up on link 1.
+moved() { rtc_send c6 1; [ "$(rtc_count 6 1 "$CARRIER")" -gt 0 ]; }
+nfg_wait_until 30 moved ||
+	nfg_fail "the flow stays on link 2 after its carrier went (hits $(($(rtc_stat hit) - hit)), entries $(rtc_stat entries))"
+# (then the count settles: packets of one path arrive in order)
+n1=$(rtc_count 6 1 "$CARRIER")
+rtc_send c6 5
+count_ge() { [ "$(rtc_count 6 1 "$CARRIER")" -ge "$1" ]; }
+nfg_wait_until 30 count_ge $((n1 + 5)) || nfg_fail "link 1 got $(rtc_count 6 1 "$CARRIER"), expected >= $((n1 + 5))"
+n1=$(rtc_count 6 1 "$CARRIER")
+hit=$(rtc_stat hit)
+rtc_send c6 5
+rtc_wait_count 6 1 "$CARRIER" $((n1 + 5))
+nfg_assert_eq $((hit + 5)) "$(rtc_stat hit)" "cached again over link 1"
+nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F
+nfg_wait_until 60 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
