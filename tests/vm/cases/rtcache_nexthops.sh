@@ -19,6 +19,10 @@
 #    route of higher metric: a flow cached over the link that lost its
 #    carrier moves to the other link (its entry is purged, the lookup
 #    skips the linkdown route) and is cached again there.
+#  - As documented: a flow learnt with rp_filter 0 from a source the
+#    router has no route back to stays cached after rp_filter becomes 1
+#    (its hits go on), until "nfguard rtcache flush"; then rp_filter drops
+#    it.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 # shellcheck source=tests/rtcache/lib.sh
@@ -39,8 +43,8 @@ for i in 0 1 2 3 4 5; do
 	j=$((j + 1))
 done
 [ ${#ORDER[@]} = 16 ] || nfg_fail "flow order: ${ORDER[*]}"
-CTL=6100 CARRIER=6200 ROUNDS=6
-rtc_count_rules "${ORDER[@]}" "$CTL" "$CARRIER"
+CTL=6100 CARRIER=6200 RPF=6300 ROUNDS=6
+rtc_count_rules "${ORDER[@]}" "$CTL" "$CARRIER" "$RPF"
 # veth hands a packet to its peer's NAPI (GRO) only when the sender has no
 # TSO (or the receiver UDP GRO forwarding, which would merge the flows).
 nfg_router ethtool -K eth0 gro on >/dev/null || nfg_fail "GRO (NAPI) on the router's ingress veth"
@@ -185,4 +189,28 @@ rtc_send c6 5
 rtc_wait_count 6 1 "$CARRIER" $((n1 + 5))
 nfg_assert_eq $((hit + 5)) "$(rtc_stat hit)" "cached again over link 1"
 nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F
+nfg_wait_until 60 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
+
+nfg_log "== rp_filter changes do not flush (documented)"
+# (the router's rp_filter is max(all, eth0): all is 0, eth0 is what changes)
+nfg_router sysctl -qw net.ipv4.conf.eth0.rp_filter=0 || nfg_fail "rp_filter 0"
+nfg_client ip addr add 10.0.7.2/32 dev eth0 || nfg_fail "spoofed source address"
+nfg_client ip route add "$RTC_SVC4" via "$NFG_RC4" src 10.0.7.2 || nfg_fail "route from it"
+nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -A FORWARD -p udp --dport "$RPF" -j RTCACHE || nfg_fail "RTCACHE rule"
+rtc_msender_start rpf "$RTC_SVC4" "$RPF"
+rtc_send rpf 3
+wait_totals 4 3 "$RPF"
+nfg_router sysctl -qw net.ipv4.conf.eth0.rp_filter=1 || nfg_fail "rp_filter 1"
+hit=$(rtc_stat hit)
+rtc_send rpf 5
+wait_totals 4 8 "$RPF"
+nfg_assert_eq $((hit + 5)) "$(rtc_stat hit)" "the learnt flow stays exempt from rp_filter"
+nfg_assert_ok "flush" nfg_router nfguard rtcache flush
+rtc_send rpf 3
+# A marker after the three: rp_filter 0 again lets the next one through;
+# packets of one path arrive in order, so the three were dropped.
+nfg_router sysctl -qw net.ipv4.conf.eth0.rp_filter=0 || nfg_fail "rp_filter 0"
+rtc_send rpf 1
+wait_totals 4 9 "$RPF"
+nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F
 nfg_wait_until 60 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
