@@ -294,6 +294,17 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 			unsigned long now = jiffies;
 
 			skb_dst_set_noref(skb, dst);
+			/*
+			 * List receive (ip_list_rcv_finish, ip6_list_rcv_finish)
+			 * reuses a packet's route for the next packets to the
+			 * same address unless it was chosen per flow. This one
+			 * was: it belongs to this conntrack (an ECMP next hop,
+			 * mark, DSCP, input interface), never to its neighbours.
+			 */
+			if (state->pf == NFPROTO_IPV4)
+				IPCB(skb)->flags |= IPSKB_MULTIPATH;
+			else
+				IP6CB(skb)->flags |= IP6SKB_MULTIPATH;
 			/* Write only when it changes: no cache line ping-pong. */
 			if (READ_ONCE(e->last_used) != now)
 				WRITE_ONCE(e->last_used, now);
@@ -606,12 +617,12 @@ resched:
 /* ---- netdev events: an interface's routes go with it ------------------- */
 
 /*
- * An interface going down or away: drop the entries that came in on it or
- * leave by it, and every entry whose route the change made stale. The
- * FIB's own handlers of the event may run first and point the route at
- * blackhole_netdev (uncached routes), so the device alone does not find
- * them all; they also invalidate what they change (IPv4 generation, IPv6
- * serial number), which dst_check() sees.
+ * An interface going down or away, or losing its carrier: drop the
+ * entries that came in on it or leave by it, and every entry whose route
+ * the change made stale. The FIB's own handlers of the event may run first
+ * and point the route at blackhole_netdev (uncached routes), so the device
+ * alone does not find them all; they also invalidate what they change
+ * (IPv4 generation, IPv6 serial number), which dst_check() sees.
  */
 static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
 {
@@ -627,6 +638,17 @@ static int nfg_rtc_netdev_event(struct notifier_block *nb,
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
 	switch (event) {
+	case NETDEV_CHANGE:
+		/*
+		 * Carrier loss. IPv6 marks the device's routes linkdown
+		 * without changing the fib6 serial number, so dst_check()
+		 * still passes an entry that a lookup would now avoid
+		 * (ignore_routes_with_linkdown): drop it here. (IPv4 flushes
+		 * its route cache on this event, dst_check() fails anyway.)
+		 */
+		if (netif_carrier_ok(dev))
+			break;
+		fallthrough;
 	case NETDEV_DOWN:
 	case NETDEV_UNREGISTER:
 		nfg_rtc_purge(nfg_rtc_pernet(dev_net(dev)), nfg_rtc_uses_dev,

@@ -122,3 +122,63 @@ rtc_stat_ge() { [ "$(rtc_stat "$1")" -ge "$2" ]; }
 rtc_stat_is() { [ "$(rtc_stat "$1")" = "$2" ]; }
 rtc_live() { cat "$RTC_LIVE"; }
 rtc_live_is() { [ "$(rtc_live)" = "$1" ]; }
+
+# rtc_count_rules PORT...: the server's per-link counting rules (as
+# rtc_topo_up's) for more ports, both families, in one restore per family.
+rtc_count_rules() {
+	local fam p rules
+	for fam in 4 6; do
+		rules="*filter"$'\n'
+		for p; do
+			rules+="-A INPUT -i eth0 -p udp --dport $p -m comment --comment via1_$p -j DROP"$'\n'
+			rules+="-A INPUT -i eth1 -p udp --dport $p -m comment --comment via2_$p -j DROP"$'\n'
+		done
+		rules+="COMMIT"$'\n'
+		local bin=iptables-legacy-restore
+		[ $fam = 6 ] && bin=ip6tables-legacy-restore
+		printf '%s' "$rules" | nfg_server "$bin" -w --noflush ||
+			nfg_fail "counting rules (ipv$fam)"
+	done
+}
+
+# rtc_counts FAM: read every via*_PORT counter of FAM at once into RTC_N
+# (keys "LINK:PORT"), one iptables-save.
+declare -A RTC_N=()
+rtc_counts() {
+	local bin=iptables-legacy-save line n tag
+	[ "$1" = 6 ] && bin=ip6tables-legacy-save
+	RTC_N=()
+	while IFS= read -r line; do
+		[[ $line == \[*" --comment via"[12]_* ]] || continue
+		n=${line#[}
+		n=${n%%:*}
+		tag=${line##*--comment via}
+		tag=${tag%% *}
+		# shellcheck disable=SC2034 # read by the cases
+		RTC_N[${tag/_/:}]=$n
+	done < <(nfg_server "$bin" -c 2>/dev/null)
+}
+
+# rtc_msender_start ID ADDR PORT...: one sender holding a connected UDP
+# socket (one conntrack) to ADDR per PORT; "rtc_send ID N" then sends N
+# rounds, each round one packet to every PORT in the given order.
+rtc_msender_start() {
+	local id=$1 addr=$2 cmd ack fd afd
+	shift 2
+	cmd=$NFG_WORK/rtc.$id.cmd ack=$NFG_WORK/rtc.$id.ack
+	mkfifo "$cmd" "$ack" || nfg_fail "mkfifo"
+	exec {fd}<>"$cmd" {afd}<>"$ack"
+	RTC_CMD_FD[$id]=$fd RTC_ACK_FD[$id]=$afd
+	# shellcheck disable=SC2016 # expanded by the sender
+	nfg_bg "$NFG_NS_C" bash -c 'svc=$0 cmd=$1 ack=$2
+		shift 3
+		fds=()
+		for p; do exec {f}>"/dev/udp/$svc/$p" || exit 1; fds+=("$f"); done
+		exec 4<>"$cmd" 5<>"$ack"
+		while read -r n <&4; do
+			for ((i = 0; i < n; i++)); do
+				for f in "${fds[@]}"; do printf x >&"$f" || exit 1; done
+			done
+			echo ok >&5
+		done' "$addr" "$cmd" "$ack" x "$@"
+}
