@@ -69,7 +69,9 @@ void nfg_sc_ts_decode(u32 tsecr, u8 *wscale, bool *sack);
  *   bits 0-2   MSS index (nfg_sc_mss_table)
  *   bits 3-6   peer window scale, 15 = none
  *   bit  7     SACK permitted
- *   bits 8-31  SipHash-2-4(secret; tuple, client ISN, counter, bits 0-7)
+ *   bits 8-31  SipHash-2-4(secret; tuple, client ISN, counter, bits 0-7),
+ *              low word; its high word is the SYN-ACK's TSval (when
+ *              timestamps are agreed), which the client echoes
  * The counter is coarse time (seconds / NFG_SC_COUNTER_SECS); a cookie is
  * accepted for the current and the previous counter value, under the
  * current and the previous secret.
@@ -95,16 +97,31 @@ extern const u16 nfg_sc_mss_table[1 << NFG_SC_MSS_IDX_BITS];
 /* Largest table entry not above @mss (the smallest if all are). */
 u8 nfg_sc_mss_index(u16 mss);
 
+/*
+ * The cookie for a SYN-ACK (its sequence number) and, in *@tsval (unless
+ * NULL), the timestamp MAC: the SYN-ACK's TSval when timestamps are agreed.
+ */
 u32 nfg_sc_cookie_make(const siphash_key_t *key, const struct nfg_sc_flow *f,
-		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o);
+		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o,
+		       u32 *tsval);
 /*
  * Validate @cookie (the ACK's ack_seq - 1) against the flow and the
- * client's ISN (the ACK's seq - 1). On success fills @o (mss, wscale,
- * sack) and returns 0; -EINVAL otherwise.
+ * client's ISN (the ACK's seq - 1); @ack: the ACK's options (NULL: none).
+ * An ACK with a timestamp must echo the timestamp MAC in its TSecr.
+ * Returns -EINVAL for an invalid cookie; otherwise fills @o (mss, wscale,
+ * sack) and returns NFG_SC_COOKIE_ADMIT when the echo was checked too
+ * (a 56-bit proof: the source may be allowlisted), or 0 for a cookie
+ * checked without it (24 bits: good for this connection only).
+ *
+ * Forgery: a random ACK passes one (secret, counter) pair with probability
+ * 2^-24 (2^-56 with a timestamp); four pairs are tried, so 2^-22 per ACK
+ * for a connection and 2^-54 for an admission to the allowlist.
  */
+#define NFG_SC_COOKIE_ADMIT	1
 int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 			const struct nfg_sc_flow *f, u32 client_isn,
-			u32 cookie, u32 counter, struct nfg_sc_opts *o);
+			u32 cookie, u32 counter, const struct nfg_sc_opts *ack,
+			struct nfg_sc_opts *o);
 
 /*
  * Coarse time counter of the cookie from wall-clock seconds (a cluster's
@@ -131,7 +148,8 @@ struct nfg_sc_proxy_cfg {
 
 /*
  * From the client's SYN options @c: the SYN-ACK's options @synack (its
- * TSval @ts_now, echoing the client's) and the options the cookie must
+ * TSval @ts_now, which proxy mode replaces with the cookie's timestamp MAC,
+ * echoing the client's) and the options the cookie must
  * remember for the server's SYN, @enc: the client's MSS (536 if none),
  * its window scale if scaling is agreed (else none), SACK if agreed.
  */

@@ -705,6 +705,7 @@ static u32 nfg_sc_proxy_answer(struct nfg_sc_net *sn,
 	const struct nfg_sc_secret_rcu *sec;
 	struct nfg_sc_proxy_cfg cfg;
 	struct nfg_sc_opts enc;
+	u32 cookie, tsmac;
 
 	cfg.mss = info->flags & XT_SYNCOOKIE_MSS ? info->mss :
 		  in->mtu - (f->family == NFPROTO_IPV6 ? 60 : 40);
@@ -716,32 +717,40 @@ static u32 nfg_sc_proxy_answer(struct nfg_sc_net *sn,
 			    (u32)div_u64(ktime_get_ns(), NSEC_PER_MSEC),
 			    synack, &enc);
 	sec = rcu_dereference(sn->secret);
-	return nfg_sc_cookie_make(&sec->s.key[0], f, client_isn,
-				  nfg_sc_proxy_counter(), &enc);
+	cookie = nfg_sc_cookie_make(&sec->s.key[0], f, client_isn,
+				    nfg_sc_proxy_counter(), &enc, &tsmac);
+	/* the echo of this TSval is 32 more bits of proof (allowlisting) */
+	if (synack->ts)
+		synack->tsval = tsmac;
+	return cookie;
 }
 
 /*
- * Does the client's ACK carry a valid cookie? On success @syn holds the
- * options of the SYN to send to the server.
+ * Does the client's ACK carry a valid cookie? Returns -EINVAL if not, else
+ * NFG_SC_COOKIE_ADMIT (its timestamp echo was checked too: the source may
+ * be allowlisted) or 0 (the cookie alone), and @syn holds the options of
+ * the SYN to send to the server.
  */
-static bool nfg_sc_proxy_valid(struct nfg_sc_net *sn,
-			       const struct sk_buff *skb,
-			       const struct nfg_sc_pkt *p,
-			       const struct nfg_sc_flow *f,
-			       struct nfg_sc_opts *syn)
+static int nfg_sc_proxy_valid(struct nfg_sc_net *sn,
+			      const struct sk_buff *skb,
+			      const struct nfg_sc_pkt *p,
+			      const struct nfg_sc_flow *f,
+			      struct nfg_sc_opts *syn)
 {
 	const struct nfg_sc_secret_rcu *sec;
 	struct nfg_sc_opts dec, ack;
+	int ret;
 
-	sec = rcu_dereference(sn->secret);
-	if (nfg_sc_cookie_check(&sec->s, f, ntohl(p->th->seq) - 1,
-				ntohl(p->th->ack_seq) - 1,
-				nfg_sc_proxy_counter(), &dec))
-		return false;
 	if (nfg_sc_get_opts(skb, p, &ack))
-		memset(&ack, 0, sizeof(ack));	/* send the SYN without TS */
+		memset(&ack, 0, sizeof(ack));	/* no TS: no admission */
+	sec = rcu_dereference(sn->secret);
+	ret = nfg_sc_cookie_check(&sec->s, f, ntohl(p->th->seq) - 1,
+				  ntohl(p->th->ack_seq) - 1,
+				  nfg_sc_proxy_counter(), &ack, &dec);
+	if (ret < 0)
+		return ret;
 	nfg_sc_proxy_syn(&dec, &ack, syn);
-	return true;
+	return ret;
 }
 
 /* The conntrack entry of this flow (original direction), referenced, or NULL. */
@@ -811,8 +820,10 @@ static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 
 /*
  * An ACK (no SYN, no RST) in proxy mode:
- *  - valid cookie, no conntrack entry: the handshake's ACK. Allowlist the
- *    source, open the server's connection, consume the ACK;
+ *  - valid cookie, no conntrack entry: the handshake's ACK. Open the
+ *    server's connection, consume the ACK; allowlist the source only if
+ *    the ACK echoed our timestamp MAC (a 24-bit cookie alone is
+ *    forgeable by a few million spoofed ACKs; with the echo, 2^-54);
  *  - valid cookie, entry still in SYN_SENT: the server has not answered
  *    yet (or its SYN was lost): send the SYN again, drop the ACK;
  *  - valid cookie, entry past SYN_SENT (and not closed), or an invalid
@@ -830,9 +841,11 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 	struct nfg_sc_key k;
 	struct nf_conn *ct;
 	bool syn_sent;
+	int valid;
 	u8 state;
 
-	if (!nfg_sc_proxy_valid(sn, skb, p, f, &syn)) {
+	valid = nfg_sc_proxy_valid(sn, skb, p, f, &syn);
+	if (valid < 0) {
 		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
 		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now()))
 			return XT_CONTINUE;
@@ -860,7 +873,8 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 			return XT_CONTINUE;
 	}
 	this_cpu_inc(sn->stats->ack_valid);
-	nfg_sc_allowlist_add(sn, info, p);
+	if (valid == NFG_SC_COOKIE_ADMIT)
+		nfg_sc_allowlist_add(sn, info, p);
 	if (nfg_sc_proxy_connect(net, skb, p, f, &syn))
 		this_cpu_inc(sn->stats->send_fail);
 	else
