@@ -194,11 +194,11 @@ int cmd_syncookie(int argc, char **argv)
 		       "\nack_invalid %" PRIu64 "\nallowlist_hit %" PRIu64
 		       "\nallowlist_add %" PRIu64 "\nallowlist_evict %" PRIu64
 		       "\nproxied %" PRIu64 "\nmalformed %" PRIu64 "\nsend_fail %" PRIu64
-		       "\nsent_inplace %" PRIu64
+		       "\nsent_inplace %" PRIu64 "\nsyn_resent %" PRIu64
 		       "\nallowlist_entries %" PRIu32 "\nallowlist_max %" PRIu32 "\n",
 		       c.syn_seen, c.cookie_sent, c.ack_valid, c.ack_invalid,
 		       c.allowlist_hit, c.allowlist_add, c.allowlist_evict, c.proxied,
-		       c.malformed, c.send_fail, c.sent_inplace, c.entries,
+		       c.malformed, c.send_fail, c.sent_inplace, c.syn_resent, c.entries,
 		       c.max_entries);
 	} else if (!strcmp(sub, "allowlist") &&
 		   (!strcmp(op, "list") || !strcmp(op, "save")) && argc == 3) {
