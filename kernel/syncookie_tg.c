@@ -266,11 +266,28 @@ static struct sk_buff *nfg_sc_alloc(struct net *net, unsigned int nhlen,
 }
 
 /*
+ * May a SYN-ACK (not @tmpl) take this route? Only to a unicast address of
+ * another host, or of this one when the SYN came in on a loopback device
+ * (a local client): never to a broadcast, anycast or multicast address,
+ * nor back into this host for a SYN that claimed one of its addresses
+ * from outside (a reflector towards groups or this host, for spoofed SYNs
+ * - those the martian check cannot see without a route lookup).
+ */
+static bool nfg_sc_reply_route_ok(const struct net_device *in, bool loop,
+				  bool bad_type)
+{
+	return !bad_type && (!loop || (in && (in->flags & IFF_LOOPBACK)));
+}
+
+/*
  * Route @g from @saddr (not necessarily ours: a router answering, or the
  * client's name) to @daddr and send it in a new skb (see nfg_sc_alloc()).
- * *@loop: the route is local (the server is this host).
+ * *@loop: the route is local (the server is this host). A SYN-ACK (not
+ * @tmpl; the SYN came in on @in) on a route nfg_sc_reply_route_ok()
+ * refuses is not sent: -EADDRNOTAVAIL.
  */
-static int nfg_sc_xmit4(struct net *net, __be32 saddr, __be32 daddr,
+static int nfg_sc_xmit4(struct net *net, const struct net_device *in,
+			__be32 saddr, __be32 daddr,
 			const struct nfg_sc_seg *g, bool tmpl, bool *loop)
 {
 	struct flowi4 fl4 = {};
@@ -290,6 +307,12 @@ static int nfg_sc_xmit4(struct net *net, __be32 saddr, __be32 daddr,
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
 	*loop = rt->dst.dev->flags & IFF_LOOPBACK;
+	if (!tmpl &&
+	    !nfg_sc_reply_route_ok(in, *loop, rt->rt_type != RTN_UNICAST &&
+				   rt->rt_type != RTN_LOCAL)) {
+		ip_rt_put(rt);
+		return -EADDRNOTAVAIL;
+	}
 
 	nskb = nfg_sc_alloc(net, sizeof(*niph), tmpl);
 	if (!nskb) {
@@ -346,6 +369,12 @@ static int nfg_sc_xmit6(struct net *net, const struct net_device *in,
 		return -EHOSTUNREACH;
 	}
 	*loop = dst->dev->flags & IFF_LOOPBACK;
+	if (!tmpl &&
+	    !nfg_sc_reply_route_ok(in, *loop,
+				   dst_rt6_info(dst)->rt6i_flags & RTF_ANYCAST)) {
+		dst_release(dst);
+		return -EADDRNOTAVAIL;
+	}
 
 	nskb = nfg_sc_alloc(net, sizeof(*nip6h), tmpl);
 	if (!nskb) {
@@ -400,6 +429,9 @@ static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
 	    skb_vlan_tag_present(skb) || skb_dst(skb) ||
 	    secpath_exists(skb) || skb_is_gso(skb) ||
 	    skb_headroom(skb) < ETH_HLEN)
+		return -EOPNOTSUPP;
+	/* the reply goes to the frame's source: a host's, not a group's or zero */
+	if (!is_valid_ether_addr(eth_hdr(skb)->h_source))
 		return -EOPNOTSUPP;
 	if (p->family == NFPROTO_IPV4 ? p->thoff != sizeof(struct iphdr) :
 					p->thoff != sizeof(struct ipv6hdr))
@@ -494,7 +526,7 @@ static unsigned int nfg_sc_answer(struct nfg_sc_net *sn, struct net *net,
 					   &ipv6_hdr(skb)->saddr, &g, false,
 					   &loop);
 		else
-			err = nfg_sc_xmit4(net, ip_hdr(skb)->daddr,
+			err = nfg_sc_xmit4(net, in, ip_hdr(skb)->daddr,
 					   ip_hdr(skb)->saddr, &g, false, &loop);
 	}
 	if (err)
@@ -817,7 +849,7 @@ static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 		err = nfg_sc_xmit6(net, NULL, &ipv6_hdr(skb)->saddr,
 				   &ipv6_hdr(skb)->daddr, &g, true, &loop);
 	else
-		err = nfg_sc_xmit4(net, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+		err = nfg_sc_xmit4(net, NULL, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
 				   &g, true, &loop);
 	if (!err && loop)
 		nfg_sc_proxy_record(net, f, ntohl(p->th->ack_seq) - 1, syn);

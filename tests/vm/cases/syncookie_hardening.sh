@@ -10,7 +10,12 @@
 #    counted as ack_invalid;
 #  - a lost proxied SYN is sent again: the server drops the first SYN the
 #    target opens the connection with, and the connection still completes
-#    (the client's zero-window probe makes the target send it again).
+#    (the client's zero-window probe makes the target send it again);
+#  - no reflection: a SYN with IP options (answered by the routed path)
+#    from the client link's broadcast address or from the router's own
+#    inner address gets no SYN-ACK (send_fail), and a SYN in a frame from a
+#    group MAC address is answered by the routed path, not in place to
+#    that group.
 # Each part runs and reports on its own; the case fails if any part failed.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -94,8 +99,36 @@ lostsyn() {
 	done
 }
 
+reflect() {
+	local rmac c0 f0 i0 refl
+	nfg_log "== no cookie SYN-ACK to a broadcast address, into the router, or to a group MAC"
+	sc allowlist flush >/dev/null || nfg_fail "flush"
+	rmac=$(nfg_router cat /sys/class/net/eth0/address) || nfg_fail "router MAC"
+	# preconditions: the client link's broadcast address has a broadcast route
+	nfg_assert_match "^broadcast " "$(nfg_router ip route get 10.0.1.255)" "route to 10.0.1.255"
+	for refl in 10.0.1.255 "$NFG_RS4"; do
+		nfg_ipt "$NFG_NS_R" legacy 4 -A OUTPUT -d $refl -p tcp -m comment --comment "refl-$refl" -j ACCEPT ||
+			nfg_fail "counter"
+	done
+	snap
+	c0=$(stat cookie_sent) f0=$(stat send_fail) i0=$(stat sent_inplace)
+	# with IP options (the routed path) from the link's broadcast address and
+	# from the router's own inner address; in place from a group MAC address
+	nfg_client python3 "$NFG_TOP/tests/vm/cases/syncookie_reflect.py" eth0 "$rmac" "$NFG_S4" 5001 \
+		"-,10.0.1.255,1" "-,$NFG_RS4,1" "01:00:5e:00:00:01,$NFG_C4,0" || nfg_fail "sending SYNs"
+	answered() { snap; [ $(($(stat cookie_sent) - c0 + $(stat send_fail) - f0)) -ge 3 ]; }
+	nfg_wait_until 30 answered || nfg_fail "3 SYNs sent, cookie_sent +$(($(stat cookie_sent) - c0))," \
+		"send_fail +$(($(stat send_fail) - f0))"
+	for refl in 10.0.1.255 "$NFG_RS4"; do
+		nfg_assert_eq 0 "$(nfg_ipt_pkts "$NFG_NS_R" legacy 4 "refl-$refl")" "SYN-ACKs sent to $refl"
+	done
+	nfg_assert_eq 2 $(($(stat send_fail) - f0)) "send_fail (SYN-ACKs refused a route)"
+	nfg_assert_eq 1 $(($(stat cookie_sent) - c0)) "cookie_sent (the SYN from a group MAC, by the routed path)"
+	nfg_assert_eq 0 $(($(stat sent_inplace) - i0)) "sent_inplace (SYN-ACK to a group MAC)"
+}
+
 failed=()
-for part in admission bogus lostsyn; do
+for part in admission bogus lostsyn reflect; do
 	t0=$SECONDS
 	if ($part); then
 		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
