@@ -660,37 +660,41 @@ unsigned int nfg_sc_al_expire(struct nfg_sc_allowlist *al, u32 now,
 	return nfg_sc_sweep(al, first, n, false, now);
 }
 
-unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now, u32 *pos,
+unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now,
+			    struct nfg_sc_al_pos *pos,
 			    struct nfg_sc_al_ent *out, unsigned int n)
 {
-	unsigned int got = 0, before;
+	u32 b, idx, skip = pos->skip;
+	unsigned int got = 0;
 	struct nfg_sc_entry *e;
-	u32 b;
 
 	rcu_read_lock();
-	for (b = *pos; b <= al->bucket_mask; b++) {
-		before = got;
+	for (b = pos->bucket; b <= al->bucket_mask; b++, skip = 0) {
+		idx = 0;
 		for (e = rcu_dereference(al->buckets[b]); e;
 		     e = rcu_dereference(e->next)) {
 			if (!nfg_sc_live(e, now))
 				continue;
-			if (got == n)
-				break;
+			if (idx < skip) {
+				idx++;
+				continue;
+			}
+			if (got == n) {
+				/* full: go on from this entry next time */
+				pos->bucket = b;
+				pos->skip = idx;
+				goto out;
+			}
 			out[got].key = e->key;
 			out[got].expires = READ_ONCE(e->expires);
+			out[got].bucket = b;
+			out[got].idx = idx++;
 			got++;
 		}
-		if (e) {
-			/* bucket did not fit: retry it next time if we have some */
-			if (before) {
-				got = before;
-				break;
-			}
-			b++;	/* huge bucket: the rest of it is skipped */
-			break;
-		}
 	}
+	pos->bucket = b;
+	pos->skip = 0;
+out:
 	rcu_read_unlock();
-	*pos = b;
 	return got;
 }

@@ -167,7 +167,13 @@ void nfg_sc_proxy_syn(const struct nfg_sc_opts *dec,
 
 /* ---- allowlist ---- */
 
-#define NFG_SC_AL_DEFAULT_MAX		1048576U
+/*
+ * Default bound per netns. The buckets are sized from the bound (about
+ * NFG_SC_AL_CHAIN entries per bucket when full), so that lookups, the
+ * eviction sample and listings stay short.
+ */
+#define NFG_SC_AL_DEFAULT_MAX		65536U
+#define NFG_SC_AL_CHAIN			4U
 #define NFG_SC_AL_MAX_MAX		((u32)BIT(24))
 #define NFG_SC_AL_BUCKETS_MAX		((u32)BIT(20))
 #define NFG_SC_AL_LOCKS			256U
@@ -206,9 +212,18 @@ struct nfg_sc_allowlist {
 	atomic_t		count;
 };
 
+/* A walk's copy of an entry, and where the walk found it. */
 struct nfg_sc_al_ent {
 	struct nfg_sc_key	key;
 	u32			expires;
+	u32			bucket;
+	u32			idx;	/* among the bucket's live entries */
+};
+
+/* Where a walk goes on: bucket, and live entries of it already copied. */
+struct nfg_sc_al_pos {
+	u32	bucket;
+	u32	skip;
 };
 
 /* Entries and tables alive (leak checks in tests). */
@@ -233,11 +248,15 @@ unsigned int nfg_sc_al_flush(struct nfg_sc_allowlist *al);
 unsigned int nfg_sc_al_expire(struct nfg_sc_allowlist *al, u32 now,
 			      u32 first, u32 n);
 /*
- * Copy up to @n live entries, starting at bucket *@pos, whole buckets
- * only (a bucket that does not fit is left for the next call, unless it
- * is the first). *@pos is advanced; it is past the end when done.
+ * Copy up to @n live entries from *@pos on (a chain of any length is
+ * walked across calls: the cursor counts the live entries of its bucket
+ * already copied). *@pos is advanced past the last one copied; its
+ * bucket is past the end when the walk is done. An entry added or
+ * removed between calls may be missed or seen twice, as in any dump
+ * that holds no lock across calls; the others are each copied once.
  */
-unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now, u32 *pos,
+unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now,
+			    struct nfg_sc_al_pos *pos,
 			    struct nfg_sc_al_ent *out, unsigned int n);
 
 static inline u32 nfg_sc_al_buckets(const struct nfg_sc_allowlist *al)

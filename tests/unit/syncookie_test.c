@@ -498,7 +498,7 @@ static void test_al_walk(void)
 	struct nfg_sc_key k;
 	unsigned int i, ev, got, total = 0, calls = 0;
 	bool seen[200] = { false };
-	u32 pos = 0;
+	struct nfg_sc_al_pos pos = { 0, 0 };
 
 	CHECK_EQ(nfg_sc_al_init(&al, 64, 1000, 9), 0);
 	for (i = 0; i < 200; i++) {
@@ -506,7 +506,7 @@ static void test_al_walk(void)
 		/* odd ones expire before the walk */
 		CHECK_EQ(nfg_sc_al_add(&al, &k, 10, i & 1 ? 5 : 100, &ev), 0);
 	}
-	while (pos < nfg_sc_al_buckets(&al) && calls++ < 1000) {
+	while (pos.bucket < nfg_sc_al_buckets(&al) && calls++ < 1000) {
 		got = nfg_sc_al_walk(&al, 20, &pos, out, ARRAY_SIZE(out));
 		for (i = 0; i < got; i++) {
 			CHECK(out[i].key.w[0] < 200);
@@ -518,6 +518,44 @@ static void test_al_walk(void)
 		total += got;
 	}
 	CHECK_EQ(total, 100);
+	nfg_sc_al_destroy(&al);
+}
+
+/*
+ * One bucket holding far more entries than a walk copies at once (the
+ * dump's batch): every live entry is listed exactly once, also when the
+ * caller resumes from an entry in the middle of a batch (a message that
+ * did not fit), as the dump does.
+ */
+static void test_al_walk_long_chain(void)
+{
+	struct nfg_sc_allowlist al;
+	struct nfg_sc_al_ent out[64];
+	struct nfg_sc_al_pos pos = { 0, 0 };
+	unsigned int i, ev, got, total = 0, calls = 0, keep;
+	unsigned int seen[300] = { 0 };
+	struct nfg_sc_key k;
+
+	CHECK_EQ(nfg_sc_al_init(&al, 1, 1000, 3), 0);
+	for (i = 0; i < 300; i++) {
+		k = key4(i);
+		CHECK_EQ(nfg_sc_al_add(&al, &k, 10, i % 3 ? 100 : 5, &ev), 0);
+	}
+	while (pos.bucket < nfg_sc_al_buckets(&al) && calls++ < 1000) {
+		got = nfg_sc_al_walk(&al, 20, &pos, out, ARRAY_SIZE(out));
+		/* every other batch: only part of it "fits"; resume there */
+		keep = calls & 1 && got > 5 ? 5 : got;
+		for (i = 0; i < keep; i++)
+			seen[out[i].key.w[0]]++;
+		total += keep;
+		if (keep < got) {
+			pos.bucket = out[keep].bucket;
+			pos.skip = out[keep].idx;
+		}
+	}
+	CHECK_EQ(total, 200);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(seen[i], i % 3 ? 1U : 0U);
 	nfg_sc_al_destroy(&al);
 }
 
@@ -669,5 +707,6 @@ int main(void)
 	run("al_bounded", test_al_bounded);
 	run("al_enomem", test_al_enomem);
 	run("al_walk", test_al_walk);
+	run("al_walk_long_chain", test_al_walk_long_chain);
 	return utest_summary();
 }
