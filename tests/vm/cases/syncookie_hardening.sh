@@ -30,9 +30,11 @@ snap() { nfg_router cat /proc/net/stat/nfguard_syncookie >"$statf" || nfg_fail "
 stat() { nfg_kv "$statf" "$1"; }
 sc() { nfg_router nfguard syncookie "$@"; }
 listed() { sc allowlist list | grep -q "^$1/"; }
+# the plugin reads getopt's other spellings of -t raw: --table=raw, -vt raw
 for fam in 4 6; do
-	if [ $fam = 4 ]; then dst=$NFG_S4 mss=1460; else dst=$NFG_S6 mss=1440; fi
-	nfg_assert_ok "rule IPv$fam" nfg_ipt "$NFG_NS_R" legacy $fam -t raw -A PREROUTING -i eth0 -p tcp \
+	if [ $fam = 4 ]; then dst=$NFG_S4 mss=1460 t=--table=raw; else dst=$NFG_S6 mss=1440 t="-vt raw"; fi
+	# shellcheck disable=SC2086 # $t is one or two words
+	nfg_assert_ok "rule IPv$fam ($t)" nfg_ipt "$NFG_NS_R" legacy $fam $t -A PREROUTING -i eth0 -p tcp \
 		-d "$dst" --dport 5001:5009 -j SYNCOOKIE --mss $mss --wscale 7 --sack-perm --timestamp
 done
 
