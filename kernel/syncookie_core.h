@@ -124,8 +124,11 @@ int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 			struct nfg_sc_opts *o);
 
 /*
- * Coarse time counter of the cookie from wall-clock seconds (a cluster's
- * boxes must agree on it: clocks within NFG_SC_COUNTER_SECS of each other).
+ * Coarse time counter of the cookie from wall-clock seconds. A check
+ * accepts the current and the previous counter, not the next: a cluster's
+ * box whose clock is d seconds behind the box that made a cookie refuses
+ * about d / NFG_SC_COUNTER_SECS of them (see the man page: keep the
+ * clocks synchronised).
  */
 static inline u32 nfg_sc_counter(u64 secs)
 {
