@@ -33,7 +33,15 @@
  *    window scale, SACK). Valid for the current and previous counter, and
  *    the current and previous secret (so a rotation never breaks a
  *    handshake in flight, and boxes sharing a secret validate each
- *    other's cookies).
+ *    other's cookies). Four tries of 24 bits: a random ACK passes with
+ *    probability 2^-22, a few million spoofed ACKs. That is acceptable
+ *    for one proxied connection (SYNPROXY's cookie is no stronger), not
+ *    for the allowlist, which lets all of a source's SYNs past the
+ *    cookies: so the SYN-ACK's TSval is the other 32 bits of the same
+ *    SipHash, the client's ACK must echo it, and only an ACK whose echo
+ *    was checked (2^-54) admits its source. The TSval need not be a
+ *    clock: nf_synproxy_core translates the server's timestamps from
+ *    whatever the client echoed.
  *
  * 4. The allowlist: masked source -> expiry. An array of buckets, each a
  *    singly linked RCU chain, hashed with jhash over the key; a power of
@@ -255,7 +263,12 @@ static u32 nfg_sc_opt_bits(const struct nfg_sc_opts *o)
 	       (o->sack ? 1U << 7 : 0);
 }
 
-static u32 nfg_sc_mac(const siphash_key_t *key, const struct nfg_sc_flow *f,
+/*
+ * One SipHash per (key, counter): bits 8-31 of the low word are the
+ * cookie's MAC, the high word is the timestamp MAC (the SYN-ACK's TSval,
+ * which a client that agreed to timestamps echoes in its ACK's TSecr).
+ */
+static u64 nfg_sc_mac(const siphash_key_t *key, const struct nfg_sc_flow *f,
 		      u32 isn, u32 counter, u32 bits)
 {
 	struct nfg_sc_hash_in in;
@@ -267,35 +280,50 @@ static u32 nfg_sc_mac(const siphash_key_t *key, const struct nfg_sc_flow *f,
 	in.isn = isn;
 	in.counter = counter;
 	in.bits = (u32)f->family << 8 | bits;
-	return (u32)siphash(&in, sizeof(in), key) & ~0xffU;
+	return siphash(&in, sizeof(in), key);
+}
+
+static u32 nfg_sc_isn_mac(u64 mac)
+{
+	return (u32)mac & ~0xffU;
 }
 
 u32 nfg_sc_cookie_make(const siphash_key_t *key, const struct nfg_sc_flow *f,
-		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o)
+		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o,
+		       u32 *tsval)
 {
 	u32 bits = nfg_sc_opt_bits(o);
+	u64 mac = nfg_sc_mac(key, f, client_isn, counter, bits);
 
-	return nfg_sc_mac(key, f, client_isn, counter, bits) | bits;
+	if (tsval)
+		*tsval = (u32)(mac >> 32);
+	return nfg_sc_isn_mac(mac) | bits;
 }
 
 int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 			const struct nfg_sc_flow *f, u32 client_isn,
-			u32 cookie, u32 counter, struct nfg_sc_opts *o)
+			u32 cookie, u32 counter, const struct nfg_sc_opts *ack,
+			struct nfg_sc_opts *o)
 {
-	u32 bits = cookie & 0xff, mac = cookie & ~0xffU;
+	u32 bits = cookie & 0xff;
 	unsigned int k, c;
+	u64 mac;
 
 	for (k = 0; k < (s->has_prev ? 2U : 1U); k++) {
 		for (c = 0; c < 2; c++) {
-			if (nfg_sc_mac(&s->key[k], f, client_isn, counter - c,
-				       bits) != mac)
+			mac = nfg_sc_mac(&s->key[k], f, client_isn, counter - c,
+					 bits);
+			if (nfg_sc_isn_mac(mac) != (cookie & ~0xffU))
+				continue;
+			/* an echo that is not ours: not this SYN-ACK's ACK */
+			if (ack && ack->ts && ack->tsecr != (u32)(mac >> 32))
 				continue;
 			memset(o, 0, sizeof(*o));
 			o->mss = nfg_sc_mss_table[bits &
 					((1U << NFG_SC_MSS_IDX_BITS) - 1)];
 			o->wscale = (bits >> NFG_SC_MSS_IDX_BITS) & 0xf;
 			o->sack = bits & (1U << 7);
-			return 0;
+			return ack && ack->ts ? NFG_SC_COOKIE_ADMIT : 0;
 		}
 	}
 	return -EINVAL;
@@ -632,37 +660,41 @@ unsigned int nfg_sc_al_expire(struct nfg_sc_allowlist *al, u32 now,
 	return nfg_sc_sweep(al, first, n, false, now);
 }
 
-unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now, u32 *pos,
+unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now,
+			    struct nfg_sc_al_pos *pos,
 			    struct nfg_sc_al_ent *out, unsigned int n)
 {
-	unsigned int got = 0, before;
+	u32 b, idx, skip = pos->skip;
+	unsigned int got = 0;
 	struct nfg_sc_entry *e;
-	u32 b;
 
 	rcu_read_lock();
-	for (b = *pos; b <= al->bucket_mask; b++) {
-		before = got;
+	for (b = pos->bucket; b <= al->bucket_mask; b++, skip = 0) {
+		idx = 0;
 		for (e = rcu_dereference(al->buckets[b]); e;
 		     e = rcu_dereference(e->next)) {
 			if (!nfg_sc_live(e, now))
 				continue;
-			if (got == n)
-				break;
+			if (idx < skip) {
+				idx++;
+				continue;
+			}
+			if (got == n) {
+				/* full: go on from this entry next time */
+				pos->bucket = b;
+				pos->skip = idx;
+				goto out;
+			}
 			out[got].key = e->key;
 			out[got].expires = READ_ONCE(e->expires);
+			out[got].bucket = b;
+			out[got].idx = idx++;
 			got++;
 		}
-		if (e) {
-			/* bucket did not fit: retry it next time if we have some */
-			if (before) {
-				got = before;
-				break;
-			}
-			b++;	/* huge bucket: the rest of it is skipped */
-			break;
-		}
 	}
+	pos->bucket = b;
+	pos->skip = 0;
+out:
 	rcu_read_unlock();
-	*pos = b;
 	return got;
 }

@@ -69,7 +69,9 @@ void nfg_sc_ts_decode(u32 tsecr, u8 *wscale, bool *sack);
  *   bits 0-2   MSS index (nfg_sc_mss_table)
  *   bits 3-6   peer window scale, 15 = none
  *   bit  7     SACK permitted
- *   bits 8-31  SipHash-2-4(secret; tuple, client ISN, counter, bits 0-7)
+ *   bits 8-31  SipHash-2-4(secret; tuple, client ISN, counter, bits 0-7),
+ *              low word; its high word is the SYN-ACK's TSval (when
+ *              timestamps are agreed), which the client echoes
  * The counter is coarse time (seconds / NFG_SC_COUNTER_SECS); a cookie is
  * accepted for the current and the previous counter value, under the
  * current and the previous secret.
@@ -95,20 +97,38 @@ extern const u16 nfg_sc_mss_table[1 << NFG_SC_MSS_IDX_BITS];
 /* Largest table entry not above @mss (the smallest if all are). */
 u8 nfg_sc_mss_index(u16 mss);
 
+/*
+ * The cookie for a SYN-ACK (its sequence number) and, in *@tsval (unless
+ * NULL), the timestamp MAC: the SYN-ACK's TSval when timestamps are agreed.
+ */
 u32 nfg_sc_cookie_make(const siphash_key_t *key, const struct nfg_sc_flow *f,
-		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o);
+		       u32 client_isn, u32 counter, const struct nfg_sc_opts *o,
+		       u32 *tsval);
 /*
  * Validate @cookie (the ACK's ack_seq - 1) against the flow and the
- * client's ISN (the ACK's seq - 1). On success fills @o (mss, wscale,
- * sack) and returns 0; -EINVAL otherwise.
+ * client's ISN (the ACK's seq - 1); @ack: the ACK's options (NULL: none).
+ * An ACK with a timestamp must echo the timestamp MAC in its TSecr.
+ * Returns -EINVAL for an invalid cookie; otherwise fills @o (mss, wscale,
+ * sack) and returns NFG_SC_COOKIE_ADMIT when the echo was checked too
+ * (a 56-bit proof: the source may be allowlisted), or 0 for a cookie
+ * checked without it (24 bits: good for this connection only).
+ *
+ * Forgery: a random ACK passes one (secret, counter) pair with probability
+ * 2^-24 (2^-56 with a timestamp); four pairs are tried, so 2^-22 per ACK
+ * for a connection and 2^-54 for an admission to the allowlist.
  */
+#define NFG_SC_COOKIE_ADMIT	1
 int nfg_sc_cookie_check(const struct nfg_sc_secret *s,
 			const struct nfg_sc_flow *f, u32 client_isn,
-			u32 cookie, u32 counter, struct nfg_sc_opts *o);
+			u32 cookie, u32 counter, const struct nfg_sc_opts *ack,
+			struct nfg_sc_opts *o);
 
 /*
- * Coarse time counter of the cookie from wall-clock seconds (a cluster's
- * boxes must agree on it: clocks within NFG_SC_COUNTER_SECS of each other).
+ * Coarse time counter of the cookie from wall-clock seconds. A check
+ * accepts the current and the previous counter, not the next: a cluster's
+ * box whose clock is d seconds behind the box that made a cookie refuses
+ * about d / NFG_SC_COUNTER_SECS of them (see the man page: keep the
+ * clocks synchronised).
  */
 static inline u32 nfg_sc_counter(u64 secs)
 {
@@ -131,7 +151,8 @@ struct nfg_sc_proxy_cfg {
 
 /*
  * From the client's SYN options @c: the SYN-ACK's options @synack (its
- * TSval @ts_now, echoing the client's) and the options the cookie must
+ * TSval @ts_now, which proxy mode replaces with the cookie's timestamp MAC,
+ * echoing the client's) and the options the cookie must
  * remember for the server's SYN, @enc: the client's MSS (536 if none),
  * its window scale if scaling is agreed (else none), SACK if agreed.
  */
@@ -149,7 +170,13 @@ void nfg_sc_proxy_syn(const struct nfg_sc_opts *dec,
 
 /* ---- allowlist ---- */
 
-#define NFG_SC_AL_DEFAULT_MAX		1048576U
+/*
+ * Default bound per netns. The buckets are sized from the bound (about
+ * NFG_SC_AL_CHAIN entries per bucket when full), so that lookups, the
+ * eviction sample and listings stay short.
+ */
+#define NFG_SC_AL_DEFAULT_MAX		65536U
+#define NFG_SC_AL_CHAIN			4U
 #define NFG_SC_AL_MAX_MAX		((u32)BIT(24))
 #define NFG_SC_AL_BUCKETS_MAX		((u32)BIT(20))
 #define NFG_SC_AL_LOCKS			256U
@@ -188,9 +215,18 @@ struct nfg_sc_allowlist {
 	atomic_t		count;
 };
 
+/* A walk's copy of an entry, and where the walk found it. */
 struct nfg_sc_al_ent {
 	struct nfg_sc_key	key;
 	u32			expires;
+	u32			bucket;
+	u32			idx;	/* among the bucket's live entries */
+};
+
+/* Where a walk goes on: bucket, and live entries of it already copied. */
+struct nfg_sc_al_pos {
+	u32	bucket;
+	u32	skip;
 };
 
 /* Entries and tables alive (leak checks in tests). */
@@ -215,11 +251,15 @@ unsigned int nfg_sc_al_flush(struct nfg_sc_allowlist *al);
 unsigned int nfg_sc_al_expire(struct nfg_sc_allowlist *al, u32 now,
 			      u32 first, u32 n);
 /*
- * Copy up to @n live entries, starting at bucket *@pos, whole buckets
- * only (a bucket that does not fit is left for the next call, unless it
- * is the first). *@pos is advanced; it is past the end when done.
+ * Copy up to @n live entries from *@pos on (a chain of any length is
+ * walked across calls: the cursor counts the live entries of its bucket
+ * already copied). *@pos is advanced past the last one copied; its
+ * bucket is past the end when the walk is done. An entry added or
+ * removed between calls may be missed or seen twice, as in any dump
+ * that holds no lock across calls; the others are each copied once.
  */
-unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now, u32 *pos,
+unsigned int nfg_sc_al_walk(struct nfg_sc_allowlist *al, u32 now,
+			    struct nfg_sc_al_pos *pos,
 			    struct nfg_sc_al_ent *out, unsigned int n);
 
 static inline u32 nfg_sc_al_buckets(const struct nfg_sc_allowlist *al)

@@ -38,11 +38,11 @@
 
 unsigned int nfg_sc_allowlist_max = NFG_SC_AL_DEFAULT_MAX;
 module_param_named(allowlist_max, nfg_sc_allowlist_max, uint, 0444);
-MODULE_PARM_DESC(allowlist_max, "allowlist entries per netns (LRU eviction above; default 1048576)");
+MODULE_PARM_DESC(allowlist_max, "allowlist entries per netns (LRU eviction above; default 65536)");
 
-static unsigned int nfg_sc_allowlist_buckets = 16384;
+static unsigned int nfg_sc_allowlist_buckets;
 module_param_named(allowlist_buckets, nfg_sc_allowlist_buckets, uint, 0444);
-MODULE_PARM_DESC(allowlist_buckets, "allowlist hash buckets per netns (power of two; default 16384)");
+MODULE_PARM_DESC(allowlist_buckets, "allowlist hash buckets per netns (power of two; default 0: allowlist_max / 4)");
 
 static unsigned int nfg_sc_net_id __read_mostly;
 static struct genl_family nfg_sc_genl_family;
@@ -240,7 +240,8 @@ static int nfg_sc_cmd_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, NFG_SC_A_PROXIED, st.proxied, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_MALFORMED, st.malformed, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_SEND_FAIL, st.send_fail, NFG_SC_A_PAD) ||
-	    nla_put_u64_64bit(msg, NFG_SC_A_SENT_INPLACE, st.sent_inplace, NFG_SC_A_PAD)) {
+	    nla_put_u64_64bit(msg, NFG_SC_A_SENT_INPLACE, st.sent_inplace, NFG_SC_A_PAD) ||
+	    nla_put_u64_64bit(msg, NFG_SC_A_SYN_RESENT, st.syn_resent, NFG_SC_A_PAD)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -249,34 +250,34 @@ static int nfg_sc_cmd_stats(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
- * LIST dump: cb->args[0] is the next bucket, cb->args[1] says the walk is
- * over. Entries of whole buckets are copied under RCU into a batch, then
- * emitted; a batch that does not fit in this message is trimmed off and
- * sent in the next one. No lock is held between callbacks.
+ * LIST dump: cb->args[0] and [1] are the walk's cursor (bucket, live
+ * entries of it already sent), cb->args[2] says the walk is over. Entries
+ * are copied under RCU into a batch, then emitted one message each; the
+ * first that does not fit in this skb is where the next call resumes. No
+ * lock is held between callbacks.
  */
 static int nfg_sc_al_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct nfg_sc_net *sn = nfg_sc_pernet(sock_net(skb->sk));
-	u32 pos = cb->args[0], start, now = nfg_sc_now();
+	struct nfg_sc_al_pos pos = { cb->args[0], cb->args[1] };
 	struct nfg_sc_al_ent *batch;
-	unsigned int n, i, len0;
+	u32 now = nfg_sc_now();
+	unsigned int n, i;
 	void *mark;
 
-	if (cb->args[1])
+	if (cb->args[2])
 		return 0;
 	batch = kmalloc_array(NFG_SC_DUMP_BATCH, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return -ENOMEM;
-	len0 = skb->len;
-	while (pos <= sn->al.bucket_mask) {
-		start = pos;
-		mark = skb_tail_pointer(skb);
+	while (pos.bucket <= sn->al.bucket_mask) {
 		n = nfg_sc_al_walk(&sn->al, now, &pos, batch, NFG_SC_DUMP_BATCH);
 		for (i = 0; i < n; i++) {
 			const struct nfg_sc_al_ent *e = &batch[i];
 			unsigned int alen = e->key.family == NFPROTO_IPV6 ? 16 : 4;
 			void *hdr;
 
+			mark = skb_tail_pointer(skb);
 			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq, &nfg_sc_genl_family,
 					  NLM_F_MULTI, NFG_SC_CMD_AL_LIST);
@@ -287,14 +288,15 @@ static int nfg_sc_al_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			    nla_put_u32(skb, NFG_SC_A_TIMEOUT, e->expires - now)) {
 				nlmsg_trim(skb, mark);
 				kfree(batch);
-				cb->args[0] = start;
-				/* a batch always fits in an empty message */
-				return skb->len > len0 ? skb->len : -EMSGSIZE;
+				cb->args[0] = e->bucket;
+				cb->args[1] = e->idx;
+				/* one entry's message always fits in an empty skb */
+				return skb->len ? skb->len : -EMSGSIZE;
 			}
 			genlmsg_end(skb, hdr);
 		}
 	}
-	cb->args[1] = 1;
+	cb->args[2] = 1;
 	kfree(batch);
 	return skb->len;
 }
@@ -389,6 +391,7 @@ static int nfg_sc_proc_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "malformed %llu\n", st.malformed);
 	seq_printf(seq, "send_fail %llu\n", st.send_fail);
 	seq_printf(seq, "sent_inplace %llu\n", st.sent_inplace);
+	seq_printf(seq, "syn_resent %llu\n", st.syn_resent);
 	seq_printf(seq, "allowlist_entries %d\n", atomic_read(&sn->al.count));
 	seq_printf(seq, "allowlist_max %u\n", sn->al.max);
 	return 0;
@@ -409,13 +412,19 @@ static void nfg_sc_gc(struct work_struct *work)
 static int __net_init nfg_sc_net_init(struct net *net)
 {
 	struct nfg_sc_net *sn = nfg_sc_pernet(net);
-	u32 buckets;
+	u32 buckets, want;
 	int err;
 
 	mutex_init(&sn->secret_lock);
 	INIT_DELAYED_WORK(&sn->gc_work, nfg_sc_gc);
-	buckets = min_t(u32, nfg_sc_allowlist_buckets,
-			roundup_pow_of_two(nfg_sc_allowlist_max));
+	/* about NFG_SC_AL_CHAIN entries per bucket at the bound */
+	want = max_t(u32, 1, DIV_ROUND_UP(nfg_sc_allowlist_max, NFG_SC_AL_CHAIN));
+	if (nfg_sc_allowlist_buckets)
+		buckets = min_t(u32, nfg_sc_allowlist_buckets,
+				roundup_pow_of_two(nfg_sc_allowlist_max));
+	else
+		buckets = min_t(u32, NFG_SC_AL_BUCKETS_MAX,
+				roundup_pow_of_two(want));
 	err = nfg_sc_al_init(&sn->al, buckets, nfg_sc_allowlist_max,
 			     get_random_u32());
 	if (err)
@@ -485,10 +494,10 @@ int __init nfg_sc_nl_init(void)
 	BUILD_BUG_ON(sizeof(siphash_key_t) != NFG_SC_SECRET_LEN);
 
 	if (!nfg_sc_allowlist_max || nfg_sc_allowlist_max > NFG_SC_AL_MAX_MAX ||
-	    !nfg_sc_allowlist_buckets ||
 	    nfg_sc_allowlist_buckets > NFG_SC_AL_BUCKETS_MAX ||
-	    !is_power_of_2(nfg_sc_allowlist_buckets)) {
-		pr_err("SYNCOOKIE: allowlist_max must be 1..%u, allowlist_buckets a power of two up to %u\n",
+	    (nfg_sc_allowlist_buckets &&
+	     !is_power_of_2(nfg_sc_allowlist_buckets))) {
+		pr_err("SYNCOOKIE: allowlist_max must be 1..%u, allowlist_buckets 0 (auto) or a power of two up to %u\n",
 		       NFG_SC_AL_MAX_MAX, NFG_SC_AL_BUCKETS_MAX);
 		return -EINVAL;
 	}

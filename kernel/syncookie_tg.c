@@ -200,13 +200,16 @@ static void nfg_sc_seg_synack(struct nfg_sc_seg *g, const struct tcphdr *oth,
 	g->optlen = nfg_sc_build_opts(g->opts, s);
 }
 
-/* The SYN to the server for the client's cookie ACK @oth. */
+/*
+ * The SYN to the server for the client's cookie ACK (or zero-window probe)
+ * @oth from a client whose ISN is @isn.
+ */
 static void nfg_sc_seg_syn(struct nfg_sc_seg *g, const struct tcphdr *oth,
-			   const struct nfg_sc_opts *syn)
+			   u32 isn, const struct nfg_sc_opts *syn)
 {
 	g->sport = oth->source;
 	g->dport = oth->dest;
-	g->seq = htonl(ntohl(oth->seq) - 1);
+	g->seq = htonl(isn);
 	/* relays the cookie (the client's idea of the server's ISN) */
 	g->ack_seq = htonl(ntohl(oth->ack_seq) - 1);
 	g->window = oth->window;
@@ -263,11 +266,28 @@ static struct sk_buff *nfg_sc_alloc(struct net *net, unsigned int nhlen,
 }
 
 /*
+ * May a SYN-ACK (not @tmpl) take this route? Only to a unicast address of
+ * another host, or of this one when the SYN came in on a loopback device
+ * (a local client): never to a broadcast, anycast or multicast address,
+ * nor back into this host for a SYN that claimed one of its addresses
+ * from outside (a reflector towards groups or this host, for spoofed SYNs
+ * - those the martian check cannot see without a route lookup).
+ */
+static bool nfg_sc_reply_route_ok(const struct net_device *in, bool loop,
+				  bool bad_type)
+{
+	return !bad_type && (!loop || (in && (in->flags & IFF_LOOPBACK)));
+}
+
+/*
  * Route @g from @saddr (not necessarily ours: a router answering, or the
  * client's name) to @daddr and send it in a new skb (see nfg_sc_alloc()).
- * *@loop: the route is local (the server is this host).
+ * *@loop: the route is local (the server is this host). A SYN-ACK (not
+ * @tmpl; the SYN came in on @in) on a route nfg_sc_reply_route_ok()
+ * refuses is not sent: -EADDRNOTAVAIL.
  */
-static int nfg_sc_xmit4(struct net *net, __be32 saddr, __be32 daddr,
+static int nfg_sc_xmit4(struct net *net, const struct net_device *in,
+			__be32 saddr, __be32 daddr,
 			const struct nfg_sc_seg *g, bool tmpl, bool *loop)
 {
 	struct flowi4 fl4 = {};
@@ -287,6 +307,12 @@ static int nfg_sc_xmit4(struct net *net, __be32 saddr, __be32 daddr,
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
 	*loop = rt->dst.dev->flags & IFF_LOOPBACK;
+	if (!tmpl &&
+	    !nfg_sc_reply_route_ok(in, *loop, rt->rt_type != RTN_UNICAST &&
+				   rt->rt_type != RTN_LOCAL)) {
+		ip_rt_put(rt);
+		return -EADDRNOTAVAIL;
+	}
 
 	nskb = nfg_sc_alloc(net, sizeof(*niph), tmpl);
 	if (!nskb) {
@@ -343,6 +369,12 @@ static int nfg_sc_xmit6(struct net *net, const struct net_device *in,
 		return -EHOSTUNREACH;
 	}
 	*loop = dst->dev->flags & IFF_LOOPBACK;
+	if (!tmpl &&
+	    !nfg_sc_reply_route_ok(in, *loop,
+				   dst_rt6_info(dst)->rt6i_flags & RTF_ANYCAST)) {
+		dst_release(dst);
+		return -EADDRNOTAVAIL;
+	}
 
 	nskb = nfg_sc_alloc(net, sizeof(*nip6h), tmpl);
 	if (!nskb) {
@@ -397,6 +429,9 @@ static int nfg_sc_reply_inplace(struct net *net, struct sk_buff *skb,
 	    skb_vlan_tag_present(skb) || skb_dst(skb) ||
 	    secpath_exists(skb) || skb_is_gso(skb) ||
 	    skb_headroom(skb) < ETH_HLEN)
+		return -EOPNOTSUPP;
+	/* the reply goes to the frame's source: a host's, not a group's or zero */
+	if (!is_valid_ether_addr(eth_hdr(skb)->h_source))
 		return -EOPNOTSUPP;
 	if (p->family == NFPROTO_IPV4 ? p->thoff != sizeof(struct iphdr) :
 					p->thoff != sizeof(struct ipv6hdr))
@@ -491,7 +526,7 @@ static unsigned int nfg_sc_answer(struct nfg_sc_net *sn, struct net *net,
 					   &ipv6_hdr(skb)->saddr, &g, false,
 					   &loop);
 		else
-			err = nfg_sc_xmit4(net, ip_hdr(skb)->daddr,
+			err = nfg_sc_xmit4(net, in, ip_hdr(skb)->daddr,
 					   ip_hdr(skb)->saddr, &g, false, &loop);
 	}
 	if (err)
@@ -705,6 +740,7 @@ static u32 nfg_sc_proxy_answer(struct nfg_sc_net *sn,
 	const struct nfg_sc_secret_rcu *sec;
 	struct nfg_sc_proxy_cfg cfg;
 	struct nfg_sc_opts enc;
+	u32 cookie, tsmac;
 
 	cfg.mss = info->flags & XT_SYNCOOKIE_MSS ? info->mss :
 		  in->mtu - (f->family == NFPROTO_IPV6 ? 60 : 40);
@@ -716,32 +752,40 @@ static u32 nfg_sc_proxy_answer(struct nfg_sc_net *sn,
 			    (u32)div_u64(ktime_get_ns(), NSEC_PER_MSEC),
 			    synack, &enc);
 	sec = rcu_dereference(sn->secret);
-	return nfg_sc_cookie_make(&sec->s.key[0], f, client_isn,
-				  nfg_sc_proxy_counter(), &enc);
+	cookie = nfg_sc_cookie_make(&sec->s.key[0], f, client_isn,
+				    nfg_sc_proxy_counter(), &enc, &tsmac);
+	/* the echo of this TSval is 32 more bits of proof (allowlisting) */
+	if (synack->ts)
+		synack->tsval = tsmac;
+	return cookie;
 }
 
 /*
- * Does the client's ACK carry a valid cookie? On success @syn holds the
+ * Does the client's ACK carry a valid cookie, for a client whose ISN is
+ * @isn (the ACK's seq - 1; a zero-window probe's seq)? Returns -EINVAL if
+ * not, else NFG_SC_COOKIE_ADMIT (its timestamp echo was checked too: the
+ * source may be allowlisted) or 0 (the cookie alone), and @syn holds the
  * options of the SYN to send to the server.
  */
-static bool nfg_sc_proxy_valid(struct nfg_sc_net *sn,
-			       const struct sk_buff *skb,
-			       const struct nfg_sc_pkt *p,
-			       const struct nfg_sc_flow *f,
-			       struct nfg_sc_opts *syn)
+static int nfg_sc_proxy_valid(struct nfg_sc_net *sn,
+			      const struct sk_buff *skb,
+			      const struct nfg_sc_pkt *p,
+			      const struct nfg_sc_flow *f, u32 isn,
+			      struct nfg_sc_opts *syn)
 {
 	const struct nfg_sc_secret_rcu *sec;
 	struct nfg_sc_opts dec, ack;
+	int ret;
 
-	sec = rcu_dereference(sn->secret);
-	if (nfg_sc_cookie_check(&sec->s, f, ntohl(p->th->seq) - 1,
-				ntohl(p->th->ack_seq) - 1,
-				nfg_sc_proxy_counter(), &dec))
-		return false;
 	if (nfg_sc_get_opts(skb, p, &ack))
-		memset(&ack, 0, sizeof(ack));	/* send the SYN without TS */
+		memset(&ack, 0, sizeof(ack));	/* no TS: no admission */
+	sec = rcu_dereference(sn->secret);
+	ret = nfg_sc_cookie_check(&sec->s, f, isn, ntohl(p->th->ack_seq) - 1,
+				  nfg_sc_proxy_counter(), &ack, &dec);
+	if (ret < 0)
+		return ret;
 	nfg_sc_proxy_syn(&dec, &ack, syn);
-	return true;
+	return ret;
 }
 
 /* The conntrack entry of this flow (original direction), referenced, or NULL. */
@@ -787,22 +831,25 @@ static void nfg_sc_proxy_record(struct net *net, const struct nfg_sc_flow *f,
 	nf_ct_put(ct);
 }
 
-/* Send the server's SYN for the client's ACK; record the ISN if it looped. */
+/*
+ * Send the server's SYN for the client's ACK (client ISN @isn); record the
+ * ISN if it looped.
+ */
 static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 				const struct nfg_sc_pkt *p,
-				const struct nfg_sc_flow *f,
+				const struct nfg_sc_flow *f, u32 isn,
 				const struct nfg_sc_opts *syn)
 {
 	struct nfg_sc_seg g;
 	bool loop = false;
 	int err;
 
-	nfg_sc_seg_syn(&g, p->th, syn);
+	nfg_sc_seg_syn(&g, p->th, isn, syn);
 	if (f->family == NFPROTO_IPV6)
 		err = nfg_sc_xmit6(net, NULL, &ipv6_hdr(skb)->saddr,
 				   &ipv6_hdr(skb)->daddr, &g, true, &loop);
 	else
-		err = nfg_sc_xmit4(net, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+		err = nfg_sc_xmit4(net, NULL, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
 				   &g, true, &loop);
 	if (!err && loop)
 		nfg_sc_proxy_record(net, f, ntohl(p->th->ack_seq) - 1, syn);
@@ -810,15 +857,47 @@ static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 }
 
 /*
+ * An invalid cookie ACK for a flow that has a conntrack entry @ct: while
+ * the server has not answered the SYN sent on the client's behalf
+ * (SYN_SENT), a client that got our zero-window SYN-ACK sends window
+ * probes, whose seq is its ISN (not ISN + 1): if the cookie is valid for
+ * that, the SYN was lost (e.g. the server's accept queue dropped it) and
+ * is sent again, the probe dropped. Returns true when it was a probe.
+ */
+static bool nfg_sc_proxy_probe(struct nfg_sc_net *sn, struct net *net,
+			       const struct sk_buff *skb,
+			       const struct nfg_sc_pkt *p,
+			       const struct nfg_sc_flow *f, struct nf_conn *ct)
+{
+	struct nfg_sc_opts syn;
+	u32 isn = ntohl(p->th->seq);
+
+	if (!nfct_synproxy(ct) ||
+	    READ_ONCE(ct->proto.tcp.state) != TCP_CONNTRACK_SYN_SENT ||
+	    nfg_sc_proxy_valid(sn, skb, p, f, isn, &syn) < 0)
+		return false;
+	if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
+		this_cpu_inc(sn->stats->send_fail);
+	else
+		this_cpu_inc(sn->stats->syn_resent);
+	return true;
+}
+
+/*
  * An ACK (no SYN, no RST) in proxy mode:
- *  - valid cookie, no conntrack entry: the handshake's ACK. Allowlist the
- *    source, open the server's connection, consume the ACK;
- *  - valid cookie, entry still in SYN_SENT: the server has not answered
- *    yet (or its SYN was lost): send the SYN again, drop the ACK;
+ *  - valid cookie, no conntrack entry: the handshake's ACK. Open the
+ *    server's connection, consume the ACK; allowlist the source only if
+ *    the ACK echoed our timestamp MAC (a 24-bit cookie alone is
+ *    forgeable by a few million spoofed ACKs; with the echo, 2^-54);
+ *  - valid cookie (or a zero-window probe's: nfg_sc_proxy_probe()), entry
+ *    still in SYN_SENT: the server has not answered yet (or its SYN was
+ *    lost): send the SYN again, drop the ACK;
  *  - valid cookie, entry past SYN_SENT (and not closed), or an invalid
- *    cookie from an allowlisted source or for a tracked flow: an ordinary
- *    segment, passed;
- *  - otherwise: dropped, ack_invalid.
+ *    cookie for a tracked flow: an ordinary segment, passed;
+ *  - otherwise (no conntrack entry, allowlisted source or not: SYNs of an
+ *    allowlisted source pass, so its real connections are tracked):
+ *    dropped, ack_invalid. The companion of SYNPROXY's "ctstate INVALID"
+ *    drop rule, which this target does not need.
  */
 static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 				     const struct xt_syncookie_tginfo *info,
@@ -826,20 +905,21 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 				     const struct nfg_sc_pkt *p,
 				     const struct nfg_sc_flow *f)
 {
+	u32 isn = ntohl(p->th->seq) - 1;
 	struct nfg_sc_opts syn;
-	struct nfg_sc_key k;
 	struct nf_conn *ct;
 	bool syn_sent;
+	int valid;
 	u8 state;
 
-	if (!nfg_sc_proxy_valid(sn, skb, p, f, &syn)) {
-		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
-		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now()))
-			return XT_CONTINUE;
+	valid = nfg_sc_proxy_valid(sn, skb, p, f, isn, &syn);
+	if (valid < 0) {
 		ct = nfg_sc_ct_find(net, f);
 		if (ct) {
+			bool probe = nfg_sc_proxy_probe(sn, net, skb, p, f, ct);
+
 			nf_ct_put(ct);
-			return XT_CONTINUE;
+			return probe ? NF_DROP : XT_CONTINUE;
 		}
 		this_cpu_inc(sn->stats->ack_invalid);
 		return NF_DROP;
@@ -850,8 +930,10 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 		syn_sent = nfct_synproxy(ct) && state == TCP_CONNTRACK_SYN_SENT;
 		nf_ct_put(ct);
 		if (syn_sent) {
-			if (nfg_sc_proxy_connect(net, skb, p, f, &syn))
+			if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
 				this_cpu_inc(sn->stats->send_fail);
+			else
+				this_cpu_inc(sn->stats->syn_resent);
 			return NF_DROP;
 		}
 		/* an old entry of the same ports is reopened by the SYN */
@@ -860,8 +942,9 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 			return XT_CONTINUE;
 	}
 	this_cpu_inc(sn->stats->ack_valid);
-	nfg_sc_allowlist_add(sn, info, p);
-	if (nfg_sc_proxy_connect(net, skb, p, f, &syn))
+	if (valid == NFG_SC_COOKIE_ADMIT)
+		nfg_sc_allowlist_add(sn, info, p);
+	if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
 		this_cpu_inc(sn->stats->send_fail);
 	else
 		this_cpu_inc(sn->stats->proxied);

@@ -164,12 +164,78 @@ static void syncookie_copy(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%s", src);
 }
 
+/*
+ * iptables' own long options (iptables/xshared.h and ip6tables), for
+ * getopt_long's rules: "--name value", "--name=value", and any
+ * abbreviation that is the prefix of exactly one of them.
+ */
+static const char *const syncookie_long_opts[] = {
+	"append", "delete", "check", "insert", "replace", "list",
+	"list-rules", "flush", "zero", "new-chain", "delete-chain",
+	"rename-chain", "policy", "source", "src", "destination", "dst",
+	"protocol", "in-interface", "jump", "table", "match", "numeric",
+	"out-interface", "verbose", "wait", "wait-interval", "exact",
+	"fragment", "version", "help", "line-numbers", "modprobe",
+	"set-counters", "goto", "ipv4", "ipv6",
+};
+
+/* The long option @a ("--xyz[=value]") names, or NULL; *@val: "=value". */
+static const char *syncookie_long_opt(const char *a, const char **val)
+{
+	const char *eq = strchr(a, '='), *found = NULL;
+	size_t len, i;
+
+	a += 2;
+	len = eq ? (size_t)(eq - a) : strlen(a);
+	*val = eq ? eq + 1 : NULL;
+	if (!len)
+		return NULL;
+	for (i = 0; i < sizeof(syncookie_long_opts) / sizeof(syncookie_long_opts[0]); i++) {
+		const char *o = syncookie_long_opts[i];
+
+		if (strncmp(o, a, len))
+			continue;
+		if (strlen(o) == len)
+			return o;	/* exact */
+		if (found)
+			return NULL;	/* ambiguous: getopt refuses it */
+		found = o;
+	}
+	return found;
+}
+
+/* Short options of iptables that take an argument (getopt "x:"). */
+#define SYNCOOKIE_SHORT_ARG	"ACDRINXEPopsdjitmcg"
+
+/* What an option we care about sets; others are skipped. */
+static bool syncookie_opt(struct syncookie_cmdline *c, char opt,
+			  const char *v, bool inv)
+{
+	switch (opt) {
+	case 't':
+		syncookie_copy(c->table, sizeof(c->table), v);
+		break;
+	case 'A': case 'I': case 'R':
+		syncookie_copy(c->chain, sizeof(c->chain), v);
+		return true;
+	case 'p':
+		syncookie_copy(c->proto, sizeof(c->proto), v);
+		c->proto_inv = inv;
+		break;
+	}
+	return false;
+}
+
 static bool syncookie_read_cmdline(struct syncookie_cmdline *c)
 {
+	static const struct { const char *name; char opt; } longs[] = {
+		{ "table", 't' }, { "append", 'A' }, { "insert", 'I' },
+		{ "replace", 'R' }, { "protocol", 'p' }, { "jump", 'j' },
+	};
 	char buf[8192], *argv[256], *p, *end;
 	bool rule = false, inv = false;
 	int argc = 0, i;
-	size_t len;
+	size_t len, k;
 	FILE *f;
 
 	memset(c, 0, sizeof(*c));
@@ -184,28 +250,41 @@ static bool syncookie_read_cmdline(struct syncookie_cmdline *c)
 	syncookie_copy(c->table, sizeof(c->table), "filter");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+		const char *name, *val;
+		char opt = 0;
 
 		if (!strcmp(a, "!")) {
 			inv = true;
 			continue;
 		}
-		if (!strcmp(a, "-t") || !strcmp(a, "--table")) {
-			syncookie_copy(c->table, sizeof(c->table), v);
-			i++;
-		} else if (!strncmp(a, "-t", 2) && a[2] != '-') {
-			syncookie_copy(c->table, sizeof(c->table), a + 2);
-		} else if (!strcmp(a, "-A") || !strcmp(a, "--append") ||
-			   !strcmp(a, "-I") || !strcmp(a, "--insert") ||
-			   !strcmp(a, "-R") || !strcmp(a, "--replace")) {
-			syncookie_copy(c->chain, sizeof(c->chain), v);
-			rule = true;
-			i++;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--protocol")) {
-			syncookie_copy(c->proto, sizeof(c->proto), v);
-			c->proto_inv = inv;
-			i++;
-		} else if (!strcmp(a, "-j") || !strcmp(a, "--jump")) {
-			break;	/* the target's own options follow */
+		if (!strncmp(a, "--", 2)) {
+			name = syncookie_long_opt(a, &val);
+			for (k = 0; name && k < sizeof(longs) / sizeof(longs[0]); k++)
+				if (!strcmp(name, longs[k].name))
+					opt = longs[k].opt;
+			if (opt && !val) {
+				val = v;
+				i++;
+			}
+			if (opt == 'j')
+				break;	/* the target's own options follow */
+			if (opt)
+				rule |= syncookie_opt(c, opt, val, inv);
+		} else if (a[0] == '-' && a[1]) {
+			/* a bundle of short options: "-vt raw", "-traw", "-nA X" */
+			for (a++; *a; a++) {
+				if (!strchr(SYNCOOKIE_SHORT_ARG, *a))
+					continue;	/* a flag: -v -n -x -4 ... */
+				opt = *a;
+				val = a[1] ? a + 1 : v;
+				if (!a[1])
+					i++;
+				break;
+			}
+			if (opt == 'j')
+				break;
+			if (opt)
+				rule |= syncookie_opt(c, opt, val, inv);
 		}
 		inv = false;
 	}

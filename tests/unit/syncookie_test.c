@@ -12,6 +12,7 @@
  */
 #include "syncookie_core.c"
 #include "utest.h"
+#include "../include/nfg_rng.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -206,8 +207,8 @@ static void test_cookie_roundtrip(void)
 				in.mss = nfg_sc_mss_table[m];
 				in.wscale = ws;
 				in.sack = sack;
-				c = nfg_sc_cookie_make(&s.key[0], &f, 1000, 77, &in);
-				CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1000, c, 77, &out), 0);
+				c = nfg_sc_cookie_make(&s.key[0], &f, 1000, 77, &in, NULL);
+				CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1000, c, 77, NULL, &out), 0);
 				CHECK_EQ(out.mss, in.mss);
 				CHECK_EQ(out.wscale, in.wscale);
 				CHECK_EQ(out.sack, in.sack);
@@ -219,28 +220,28 @@ static void test_cookie_reject(void)
 	struct nfg_sc_secret s = { .key = { { { 1, 2 } } } };
 	struct nfg_sc_flow f = flow4(), g;
 	struct nfg_sc_opts in = { .mss = 1460, .wscale = 7, .sack = true }, out;
-	u32 c = nfg_sc_cookie_make(&s.key[0], &f, 1000, 77, &in);
+	u32 c = nfg_sc_cookie_make(&s.key[0], &f, 1000, 77, &in, NULL);
 	unsigned int bit;
 
 	/* every other field of the flow matters */
 	g = f; g.saddr[0] ^= 1;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, NULL, &out), -EINVAL);
 	g = f; g.daddr[0] ^= 1;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, NULL, &out), -EINVAL);
 	g = f; g.sport++;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, NULL, &out), -EINVAL);
 	g = f; g.dport++;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, NULL, &out), -EINVAL);
 	g = f; g.family = 10;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, &out), -EINVAL);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1001, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &g, 1000, c, 77, NULL, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1001, c, 77, NULL, &out), -EINVAL);
 	/* any flipped bit, option bits included */
 	for (bit = 0; bit < 32; bit++)
 		CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1000, c ^ (1U << bit), 77,
-					     &out), -EINVAL);
+					     NULL, &out), -EINVAL);
 	/* wrong secret */
 	s.key[0].key[0]++;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1000, c, 77, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1000, c, 77, NULL, &out), -EINVAL);
 }
 
 static void test_cookie_time_window(void)
@@ -248,15 +249,15 @@ static void test_cookie_time_window(void)
 	struct nfg_sc_secret s = { .key = { { { 5, 6 } } } };
 	struct nfg_sc_flow f = flow4();
 	struct nfg_sc_opts in = { .mss = 536, .wscale = NFG_SC_WSCALE_NONE }, out;
-	u32 c = nfg_sc_cookie_make(&s.key[0], &f, 1, 100, &in);
+	u32 c = nfg_sc_cookie_make(&s.key[0], &f, 1, 100, &in, NULL);
 
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 100, &out), 0);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 101, &out), 0);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 102, &out), -EINVAL);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 99, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 100, NULL, &out), 0);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 101, NULL, &out), 0);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 102, NULL, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 99, NULL, &out), -EINVAL);
 	/* counter wrap */
-	c = nfg_sc_cookie_make(&s.key[0], &f, 1, U32_MAX, &in);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 0, &out), 0);
+	c = nfg_sc_cookie_make(&s.key[0], &f, 1, U32_MAX, &in, NULL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 1, c, 0, NULL, &out), 0);
 }
 
 static void test_cookie_rotation(void)
@@ -264,25 +265,64 @@ static void test_cookie_rotation(void)
 	struct nfg_sc_secret s = { .key = { { { 7, 8 } } } };
 	struct nfg_sc_flow f = flow4();
 	struct nfg_sc_opts in = { .mss = 1440, .wscale = 2 }, out;
-	u32 old = nfg_sc_cookie_make(&s.key[0], &f, 9, 5, &in), new;
+	u32 old = nfg_sc_cookie_make(&s.key[0], &f, 9, 5, &in, NULL), new;
 
 	/* rotate: current -> previous */
 	s.key[1] = s.key[0];
 	s.key[0].key[0] = 0xdead;
 	s.key[0].key[1] = 0xbeef;
 	s.has_prev = true;
-	new = nfg_sc_cookie_make(&s.key[0], &f, 9, 5, &in);
+	new = nfg_sc_cookie_make(&s.key[0], &f, 9, 5, &in, NULL);
 	CHECK(new != old);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, old, 5, &out), 0);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, &out), 0);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, old, 5, NULL, &out), 0);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, NULL, &out), 0);
 	/* rotate again: the first secret is gone */
 	s.key[1] = s.key[0];
 	s.key[0].key[0] = 0xf00d;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, old, 5, &out), -EINVAL);
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, &out), 0);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, old, 5, NULL, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, NULL, &out), 0);
 	/* set (no previous): only the new secret */
 	s.has_prev = false;
-	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, &out), -EINVAL);
+	CHECK_EQ(nfg_sc_cookie_check(&s, &f, 9, new, 5, NULL, &out), -EINVAL);
+}
+
+/*
+ * Forgery: what fraction of random ACKs (random client ISN, cookie and,
+ * half of them, a timestamp echo) would put their source on the allowlist,
+ * with two secrets and two counters accepted? Measured over
+ * NFG_SC_FORGE_TRIALS ACKs from a fixed seed (the same stream every run);
+ * every admission is a forged one. The bound is 2^-40 per ACK: at this
+ * resolution, no admission at all. A 24-bit MAC tried four times (2^-22)
+ * admits about 2 of the 2^23 trials.
+ */
+#define NFG_SC_FORGE_TRIALS	(1U << 23)
+
+static void test_cookie_forgery_rate(void)
+{
+	struct nfg_sc_secret s = { .key = { { { 0x1234, 0x5678 } },
+					    { { 0x9abc, 0xdef0 } } },
+				   .has_prev = true };
+	struct nfg_sc_flow f = flow4();
+	struct nfg_sc_opts out, ack;
+	u64 rng = 0x5eedf00dULL;
+	unsigned int i, admitted = 0;
+	u64 r;
+
+	for (i = 0; i < NFG_SC_FORGE_TRIALS; i++) {
+		r = nfg_xorshift64s(&rng);
+		memset(&ack, 0, sizeof(ack));
+		ack.ts = r & 1;
+		ack.tsecr = (u32)(r >> 32);
+		r = nfg_xorshift64s(&rng);
+		f.sport = (u16)(r >> 48);
+		if (nfg_sc_cookie_check(&s, &f, (u32)r, (u32)(r >> 16), 77,
+					&ack, &out) == NFG_SC_COOKIE_ADMIT)
+			admitted++;
+	}
+	printf("  forgery: %u of %u random ACKs admitted (rate %.3g, bound 2^-40)\n",
+	       admitted, NFG_SC_FORGE_TRIALS,
+	       (double)admitted / NFG_SC_FORGE_TRIALS);
+	CHECK_EQ(admitted, 0);
 }
 
 /* ---- allowlist -------------------------------------------------------- */
@@ -458,7 +498,7 @@ static void test_al_walk(void)
 	struct nfg_sc_key k;
 	unsigned int i, ev, got, total = 0, calls = 0;
 	bool seen[200] = { false };
-	u32 pos = 0;
+	struct nfg_sc_al_pos pos = { 0, 0 };
 
 	CHECK_EQ(nfg_sc_al_init(&al, 64, 1000, 9), 0);
 	for (i = 0; i < 200; i++) {
@@ -466,7 +506,7 @@ static void test_al_walk(void)
 		/* odd ones expire before the walk */
 		CHECK_EQ(nfg_sc_al_add(&al, &k, 10, i & 1 ? 5 : 100, &ev), 0);
 	}
-	while (pos < nfg_sc_al_buckets(&al) && calls++ < 1000) {
+	while (pos.bucket < nfg_sc_al_buckets(&al) && calls++ < 1000) {
 		got = nfg_sc_al_walk(&al, 20, &pos, out, ARRAY_SIZE(out));
 		for (i = 0; i < got; i++) {
 			CHECK(out[i].key.w[0] < 200);
@@ -478,6 +518,44 @@ static void test_al_walk(void)
 		total += got;
 	}
 	CHECK_EQ(total, 100);
+	nfg_sc_al_destroy(&al);
+}
+
+/*
+ * One bucket holding far more entries than a walk copies at once (the
+ * dump's batch): every live entry is listed exactly once, also when the
+ * caller resumes from an entry in the middle of a batch (a message that
+ * did not fit), as the dump does.
+ */
+static void test_al_walk_long_chain(void)
+{
+	struct nfg_sc_allowlist al;
+	struct nfg_sc_al_ent out[64];
+	struct nfg_sc_al_pos pos = { 0, 0 };
+	unsigned int i, ev, got, total = 0, calls = 0, keep;
+	unsigned int seen[300] = { 0 };
+	struct nfg_sc_key k;
+
+	CHECK_EQ(nfg_sc_al_init(&al, 1, 1000, 3), 0);
+	for (i = 0; i < 300; i++) {
+		k = key4(i);
+		CHECK_EQ(nfg_sc_al_add(&al, &k, 10, i % 3 ? 100 : 5, &ev), 0);
+	}
+	while (pos.bucket < nfg_sc_al_buckets(&al) && calls++ < 1000) {
+		got = nfg_sc_al_walk(&al, 20, &pos, out, ARRAY_SIZE(out));
+		/* every other batch: only part of it "fits"; resume there */
+		keep = calls & 1 && got > 5 ? 5 : got;
+		for (i = 0; i < keep; i++)
+			seen[out[i].key.w[0]]++;
+		total += keep;
+		if (keep < got) {
+			pos.bucket = out[keep].bucket;
+			pos.skip = out[keep].idx;
+		}
+	}
+	CHECK_EQ(total, 200);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(seen[i], i % 3 ? 1U : 0U);
 	nfg_sc_al_destroy(&al);
 }
 
@@ -556,7 +634,7 @@ static void test_proxy_roundtrip(void)
 	unsigned int i, ws, sack, ts;
 	u8 buf[NFG_SC_SYNACK_OPTLEN], parsed_len;
 	struct nfg_sc_opts parsed;
-	u32 cookie;
+	u32 cookie, tsmac;
 
 	for (i = 0; i < ARRAY_SIZE(mss); i++)
 		for (ws = 0; ws <= NFG_SC_WSCALE_NONE; ws += 5)
@@ -565,13 +643,23 @@ static void test_proxy_roundtrip(void)
 					c = client_syn(mss[i], ws > 14 ? NFG_SC_WSCALE_NONE : ws,
 						       sack, ts);
 					nfg_sc_proxy_synack(&c, &cfg, 777, &sa, &enc);
-					cookie = nfg_sc_cookie_make(&s.key[0], &f, 4242, 9, &enc);
+					cookie = nfg_sc_cookie_make(&s.key[0], &f, 4242, 9, &enc, &tsmac);
+					if (sa.ts)
+						sa.tsval = tsmac;
 					/* the client's ACK echoes the SYN-ACK's timestamp */
 					memset(&ack, 0, sizeof(ack));
 					ack.ts = sa.ts;
 					ack.tsval = ack.ts ? 0x11223350 : 0;
 					ack.tsecr = ack.ts ? sa.tsval : 0;
-					CHECK_EQ(nfg_sc_cookie_check(&s, &f, 4242, cookie, 10, &dec), 0);
+					/* admitted to the allowlist only with the echo */
+					CHECK_EQ(nfg_sc_cookie_check(&s, &f, 4242, cookie, 10, &ack, &dec),
+						 ts ? NFG_SC_COOKIE_ADMIT : 0);
+					if (ts) {
+						ack.tsecr ^= 1;
+						CHECK_EQ(nfg_sc_cookie_check(&s, &f, 4242, cookie, 10,
+									     &ack, &dec), -EINVAL);
+						ack.tsecr ^= 1;
+					}
 					nfg_sc_proxy_syn(&dec, &ack, &syn);
 					CHECK_EQ(syn.mss, nfg_sc_mss_table[nfg_sc_mss_index(mss[i])]);
 					CHECK_EQ(syn.wscale, c.wscale);
@@ -579,7 +667,7 @@ static void test_proxy_roundtrip(void)
 					CHECK_EQ(syn.ts, (bool)ts);
 					if (ts) {
 						CHECK_EQ(syn.tsval, 0x11223350);
-						CHECK_EQ(syn.tsecr, 777);
+						CHECK_EQ(syn.tsecr, tsmac);
 					}
 					/* the SYN's option block parses back */
 					parsed_len = nfg_sc_build_opts(buf, &syn);
@@ -609,6 +697,7 @@ int main(void)
 	run("cookie_reject", test_cookie_reject);
 	run("cookie_time_window", test_cookie_time_window);
 	run("cookie_rotation", test_cookie_rotation);
+	run("cookie_forgery_rate", test_cookie_forgery_rate);
 	run("proxy_synack", test_proxy_synack);
 	run("proxy_roundtrip", test_proxy_roundtrip);
 	run("al_init_checks", test_al_init_checks);
@@ -618,5 +707,6 @@ int main(void)
 	run("al_bounded", test_al_bounded);
 	run("al_enomem", test_al_enomem);
 	run("al_walk", test_al_walk);
+	run("al_walk_long_chain", test_al_walk_long_chain);
 	return utest_summary();
 }

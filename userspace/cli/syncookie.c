@@ -8,7 +8,8 @@
  *   nfguard syncookie allowlist add ADDR[/PREFIX] [timeout SECONDS]
  *   nfguard syncookie allowlist del ADDR[/PREFIX]
  *   nfguard syncookie allowlist restore [-f FILE]   (stdin by default)
- *   nfguard syncookie secret set HEX32 | rotate
+ *   nfguard syncookie secret set HEX32 | - | -f FILE
+ *   nfguard syncookie secret rotate
  *
  * list prints "ADDR/PREFIX expires-in SECONDS"; save prints
  * "add ADDR/PREFIX timeout SECONDS" lines (seconds left), which restore
@@ -40,7 +41,7 @@ void usage_syncookie(FILE *f)
 		"nfguard syncookie allowlist add ADDR[/PREFIX] [timeout SECONDS]\n"
 		"nfguard syncookie allowlist del ADDR[/PREFIX]\n"
 		"nfguard syncookie allowlist restore [-f FILE]\n"
-		"nfguard syncookie secret set HEX32|rotate\n"
+		"nfguard syncookie secret set HEX32|-|-f FILE | secret rotate\n"
 		"  the SYNCOOKIE target's allowlist (sources that completed a cookie\n"
 		"  handshake), counters and cookie secret, in the current netns\n");
 }
@@ -162,6 +163,32 @@ static int sc_restore_line(char *line, unsigned int lineno, void *data)
 	return sc_add_words(h, n - 1, w + 1, false, what);
 }
 
+/*
+ * The first line of @path (NULL: stdin) into @buf, without its line end
+ * or trailing blanks. -1 with errno when it cannot be read or is empty.
+ */
+static int sc_read_secret(const char *path, char *buf, size_t n)
+{
+	FILE *f = path ? fopen(path, "r") : stdin;
+	size_t len;
+	char *ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)n, f);
+	if (path)
+		fclose(f);
+	if (!ok) {
+		errno = errno ? errno : ENODATA;
+		return -1;
+	}
+	len = strlen(buf);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+		       buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		buf[--len] = '\0';
+	return 0;
+}
+
 static int sc_hex16(const char *s, uint8_t *out)
 {
 	unsigned int i, v;
@@ -194,11 +221,11 @@ int cmd_syncookie(int argc, char **argv)
 		       "\nack_invalid %" PRIu64 "\nallowlist_hit %" PRIu64
 		       "\nallowlist_add %" PRIu64 "\nallowlist_evict %" PRIu64
 		       "\nproxied %" PRIu64 "\nmalformed %" PRIu64 "\nsend_fail %" PRIu64
-		       "\nsent_inplace %" PRIu64
+		       "\nsent_inplace %" PRIu64 "\nsyn_resent %" PRIu64
 		       "\nallowlist_entries %" PRIu32 "\nallowlist_max %" PRIu32 "\n",
 		       c.syn_seen, c.cookie_sent, c.ack_valid, c.ack_invalid,
 		       c.allowlist_hit, c.allowlist_add, c.allowlist_evict, c.proxied,
-		       c.malformed, c.send_fail, c.sent_inplace, c.entries,
+		       c.malformed, c.send_fail, c.sent_inplace, c.syn_resent, c.entries,
 		       c.max_entries);
 	} else if (!strcmp(sub, "allowlist") &&
 		   (!strcmp(op, "list") || !strcmp(op, "save")) && argc == 3) {
@@ -226,13 +253,28 @@ int cmd_syncookie(int argc, char **argv)
 		h = sc_open_or_die();
 		if (nfg_sc_secret_rotate(h, &e) < 0)
 			cli_die("syncookie secret rotate", "%s", nfg_err_str(&e));
-	} else if (!strcmp(sub, "secret") && !strcmp(op, "set") && argc == 4) {
+	} else if (!strcmp(sub, "secret") && !strcmp(op, "set") &&
+		   (argc == 4 || (argc == 5 && !strcmp(argv[3], "-f")))) {
 		uint8_t key[16];
+		char line[128];
+		int bad;
 
-		if (sc_hex16(argv[3], key) < 0)
+		/* "-" or "-f FILE": off the command line (visible in ps, /proc) */
+		if (argc == 5 || !strcmp(argv[3], "-")) {
+			if (sc_read_secret(argc == 5 ? argv[4] : NULL, line, sizeof(line)) < 0)
+				cli_die("syncookie secret set", "cannot read the secret from %s: %s",
+					argc == 5 ? argv[4] : "stdin", strerror(errno));
+			bad = sc_hex16(line, key) < 0;
+			explicit_bzero(line, sizeof(line));
+		} else {
+			bad = sc_hex16(argv[3], key) < 0;
+		}
+		if (bad)
 			cli_die("syncookie secret set", "the secret is 32 hexadecimal digits (16 bytes)");
 		h = sc_open_or_die();
-		if (nfg_sc_secret_set(h, key, &e) < 0)
+		ret = nfg_sc_secret_set(h, key, &e);
+		explicit_bzero(key, sizeof(key));
+		if (ret < 0)
 			cli_die("syncookie secret set", "%s", nfg_err_str(&e));
 	} else {
 		usage_syncookie(stderr);

@@ -90,6 +90,7 @@ static int sc_stats_cb(const struct nlmsghdr *nlh, void *data)
 	c->malformed = sc_u64(&tb, NFG_SC_A_MALFORMED);
 	c->send_fail = sc_u64(&tb, NFG_SC_A_SEND_FAIL);
 	c->sent_inplace = sc_u64(&tb, NFG_SC_A_SENT_INPLACE);
+	c->syn_resent = sc_u64(&tb, NFG_SC_A_SYN_RESENT);
 	return MNL_CB_OK;
 }
 

@@ -19,7 +19,7 @@ struct nfg_sc_counters {
 	uint32_t entries, max_entries;
 	uint64_t syn_seen, cookie_sent, ack_valid, ack_invalid;
 	uint64_t allowlist_hit, allowlist_add, allowlist_evict, proxied;
-	uint64_t malformed, send_fail, sent_inplace;
+	uint64_t malformed, send_fail, sent_inplace, syn_resent;
 };
 
 /* An allowlist entry: family NFPROTO_IPV4/IPV6, addr in network order. */

@@ -7,7 +7,8 @@
 # SYN, validates the ACK and opens the connection to the server. With the
 # routers' own random secrets router 2 refuses the ACK (ack_invalid) and the
 # connection is not made; once both share one secret ("nfguard syncookie
-# secret set"), connections complete and downloads are intact (sha256),
+# secret set", read from stdin on one and from a file on the other),
+# connections complete and downloads are intact (sha256),
 # IPv4 and IPv6. When router 2 changes to a new secret first (a cluster
 # changes box by box), router 1's cookies, made under router 2's previous
 # secret, are still accepted.
@@ -110,8 +111,10 @@ nfg_assert_eq 0 "$(sval $R2 proxied)" "router 2 proxied nothing"
 
 nfg_log "shared secret"
 secret=00112233445566778899aabbccddeeff
-nfg_assert_ok "secret router 1" nfg_router nfguard syncookie secret set $secret
-nfg_assert_ok "secret router 2" nfg_in $R2 nfguard syncookie secret set $secret
+# off the command line: router 1 from stdin, router 2 from a file
+nfg_assert_ok "secret router 1 (stdin)" nfg_router nfguard syncookie secret set - <<<"$secret"
+echo "$secret" >"$NFG_WORK/secret" || nfg_fail "secret file"
+nfg_assert_ok "secret router 2 (-f)" nfg_in $R2 nfguard syncookie secret set -f "$NFG_WORK/secret"
 fetch "$NFG_S4"
 fetch "$NFG_S6"
 # the client is now on router 2's allowlist only: its SYNs still get cookies

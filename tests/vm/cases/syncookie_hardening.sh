@@ -1,0 +1,143 @@
+#!/bin/bash
+# SYNCOOKIE proxy mode hardening, through a rule on the router (IPv4 and
+# IPv6, real clients, no scapy):
+#  - admission: a client whose handshake has no timestamps gets its
+#    connection (ack_valid, proxied) but is not allowlisted (its 24-bit
+#    cookie alone is forgeable by a few million ACKs); with timestamps (the
+#    echo is 32 more bits of proof) it is;
+#  - bogus ACKs spoofing an allowlisted source (invalid cookie, no
+#    conntrack entry) never reach the server: all of them are dropped and
+#    counted as ack_invalid;
+#  - a lost proxied SYN is sent again: the server drops the first SYN the
+#    target opens the connection with, and the connection still completes
+#    (the client's zero-window probe makes the target send it again);
+#  - no reflection: a SYN with IP options (answered by the routed path)
+#    from the client link's broadcast address or from the router's own
+#    inner address gets no SYN-ACK (send_fail), and a SYN in a frame from a
+#    group MAC address is answered by the routed path, not in place to
+#    that group.
+# Each part runs and reports on its own; the case fails if any part failed.
+# shellcheck source=tests/vm/lib.sh
+. "$NFG_TOP/tests/vm/lib.sh"
+nfg_need socat nfg-tcpflood iptables-legacy ip6tables-legacy
+
+nfg_load_modules xt_SYNCOOKIE
+nfg_topo_up
+nfg_echo_server "$NFG_NS_S" 5001
+nfg_echo_server "$NFG_NS_S" 5002
+statf=$NFG_WORK/stat
+snap() { nfg_router cat /proc/net/stat/nfguard_syncookie >"$statf" || nfg_fail "read counters"; }
+stat() { nfg_kv "$statf" "$1"; }
+sc() { nfg_router nfguard syncookie "$@"; }
+listed() { sc allowlist list | grep -q "^$1/"; }
+# the plugin reads getopt's other spellings of -t raw: --table=raw, -vt raw
+for fam in 4 6; do
+	if [ $fam = 4 ]; then dst=$NFG_S4 mss=1460 t=--table=raw; else dst=$NFG_S6 mss=1440 t="-vt raw"; fi
+	# shellcheck disable=SC2086 # $t is one or two words
+	nfg_assert_ok "rule IPv$fam ($t)" nfg_ipt "$NFG_NS_R" legacy $fam $t -A PREROUTING -i eth0 -p tcp \
+		-d "$dst" --dport 5001:5009 -j SYNCOOKIE --mss $mss --wscale 7 --sack-perm --timestamp
+done
+
+admission() {
+	local n p
+	nfg_log "== admission needs the timestamp echo"
+	sc allowlist flush >/dev/null || nfg_fail "flush"
+	nfg_client sysctl -qw net.ipv4.tcp_timestamps=0 || nfg_fail "client timestamps off"
+	snap
+	n=$(stat ack_valid) p=$(stat proxied)
+	nfg_assert_ok "IPv4 connection without timestamps" nfg_conn_open nots "$NFG_NS_C" "$NFG_S4" 5001
+	snap
+	nfg_assert_ge "$(stat ack_valid)" $((n + 1)) "ack_valid (no timestamps)"
+	nfg_assert_ge "$(stat proxied)" $((p + 1)) "proxied (no timestamps)"
+	nfg_assert_fail "client without timestamps allowlisted" listed "$NFG_C4"
+	nfg_client sysctl -qw net.ipv4.tcp_timestamps=1 || nfg_fail "client timestamps on"
+	nfg_assert_ok "IPv4 connection with timestamps" nfg_conn_open ts4 "$NFG_NS_C" "$NFG_S4" 5001
+	nfg_assert_ok "client with timestamps allowlisted" listed "$NFG_C4"
+	nfg_assert_ok "IPv6 connection with timestamps" nfg_conn_open ts6 "$NFG_NS_C" "$NFG_S6" 5001
+	nfg_assert_ok "IPv6 client with timestamps allowlisted" listed "$NFG_C6"
+}
+
+bogus() {
+	local fam src dst inv0 n=200 reached
+	nfg_log "== bogus ACKs from an allowlisted source"
+	for fam in 4 6; do
+		if [ $fam = 4 ]; then src=$NFG_C4/32 dst=$NFG_S4; else src=$NFG_C6/128 dst=$NFG_S6; fi
+		sc allowlist add "$src" >/dev/null 2>&1 || listed "${src%/*}" || nfg_fail "allowlist $src"
+		nfg_ipt "$NFG_NS_S" legacy $fam -A INPUT -p tcp --dport 5009 -m comment --comment bogus$fam -j ACCEPT ||
+			nfg_fail "bogus counter"
+		snap
+		inv0=$(stat ack_invalid)
+		nfg_client nfg-tcpflood -c $n "$dst" 5009 A "$src" >/dev/null || nfg_fail "IPv$fam ACK flood"
+		# every ACK ends up either dropped (counted) or at the server
+		accounted() {
+			snap
+			reached=$(nfg_ipt_pkts "$NFG_NS_S" legacy $fam bogus$fam)
+			[ $((reached + $(stat ack_invalid) - inv0)) -ge $n ]
+		}
+		nfg_wait_until 30 accounted || nfg_fail "IPv$fam: of $n ACKs, $reached reached the server," \
+			"$(($(stat ack_invalid) - inv0)) counted"
+		nfg_assert_eq 0 "$reached" "IPv$fam: bogus ACKs from an allowlisted source that reached the server"
+		nfg_assert_eq $n $(($(stat ack_invalid) - inv0)) "IPv$fam: ack_invalid"
+	done
+}
+
+lostsyn() {
+	local fam r0
+	nfg_log "== a lost proxied SYN is sent again"
+	for fam in 4 6; do
+		if [ $fam = 4 ]; then dst=$NFG_S4; else dst=$NFG_S6; fi
+		# the server drops the first SYN to 5002 (nth: --packet 0 is the first)
+		nfg_ipt "$NFG_NS_S" legacy $fam -I INPUT -p tcp --syn --dport 5002 -m statistic --mode nth \
+			--every 1000000 --packet 0 -m comment --comment lost$fam -j DROP || nfg_fail "drop rule"
+		# through the cookie path, not the allowlist
+		sc allowlist flush >/dev/null || nfg_fail "flush"
+		snap
+		r0=$(stat syn_resent)
+		nfg_assert_ok "IPv$fam connection whose proxied SYN was lost" \
+			nfg_conn_open lost$fam "$NFG_NS_C" "$dst" 5002
+		nfg_assert_eq 1 "$(nfg_ipt_pkts "$NFG_NS_S" legacy $fam lost$fam)" "IPv$fam: SYNs the server dropped"
+		snap
+		nfg_assert_ge "$(stat syn_resent)" $((r0 + 1)) "IPv$fam: syn_resent"
+	done
+}
+
+reflect() {
+	local rmac c0 f0 i0 refl
+	nfg_log "== no cookie SYN-ACK to a broadcast address, into the router, or to a group MAC"
+	sc allowlist flush >/dev/null || nfg_fail "flush"
+	rmac=$(nfg_router cat /sys/class/net/eth0/address) || nfg_fail "router MAC"
+	# preconditions: the client link's broadcast address has a broadcast route
+	nfg_assert_match "^broadcast " "$(nfg_router ip route get 10.0.1.255)" "route to 10.0.1.255"
+	for refl in 10.0.1.255 "$NFG_RS4"; do
+		nfg_ipt "$NFG_NS_R" legacy 4 -A OUTPUT -d $refl -p tcp -m comment --comment "refl-$refl" -j ACCEPT ||
+			nfg_fail "counter"
+	done
+	snap
+	c0=$(stat cookie_sent) f0=$(stat send_fail) i0=$(stat sent_inplace)
+	# with IP options (the routed path) from the link's broadcast address and
+	# from the router's own inner address; in place from a group MAC address
+	nfg_client python3 "$NFG_TOP/tests/vm/cases/syncookie_reflect.py" eth0 "$rmac" "$NFG_S4" 5001 \
+		"-,10.0.1.255,1" "-,$NFG_RS4,1" "01:00:5e:00:00:01,$NFG_C4,0" || nfg_fail "sending SYNs"
+	answered() { snap; [ $(($(stat cookie_sent) - c0 + $(stat send_fail) - f0)) -ge 3 ]; }
+	nfg_wait_until 30 answered || nfg_fail "3 SYNs sent, cookie_sent +$(($(stat cookie_sent) - c0))," \
+		"send_fail +$(($(stat send_fail) - f0))"
+	for refl in 10.0.1.255 "$NFG_RS4"; do
+		nfg_assert_eq 0 "$(nfg_ipt_pkts "$NFG_NS_R" legacy 4 "refl-$refl")" "SYN-ACKs sent to $refl"
+	done
+	nfg_assert_eq 2 $(($(stat send_fail) - f0)) "send_fail (SYN-ACKs refused a route)"
+	nfg_assert_eq 1 $(($(stat cookie_sent) - c0)) "cookie_sent (the SYN from a group MAC, by the routed path)"
+	nfg_assert_eq 0 $(($(stat sent_inplace) - i0)) "sent_inplace (SYN-ACK to a group MAC)"
+}
+
+failed=()
+for part in admission bogus lostsyn reflect; do
+	t0=$SECONDS
+	if ($part); then
+		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
+	else
+		nfg_log "part $part: FAILED ($((SECONDS - t0)) s)"
+		failed+=("$part")
+	fi
+done
+[ ${#failed[@]} -eq 0 ] || nfg_fail "failed parts: ${failed[*]}"
+nfg_log "ok"
