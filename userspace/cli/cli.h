@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * nfguard CLI: shared helpers. Every error is printed as
+ * nfguard CLI: shared helpers (util.c) and the sub-command entry points. Every error is printed as
  * "nfguard: <what>: <reason>" on stderr and the command exits 1.
  */
 #ifndef NFG_CLI_H
@@ -35,8 +35,17 @@ int cli_for_each_line(const char *what, const char *path,
 /* Flush stdout; report a write error (e.g. EPIPE, ENOSPC) and exit 1. */
 void cli_flush_or_die(const char *what);
 
-/* Sub-commands: argv[0] is the sub-command name ("set", ...). */
+/*
+ * Sub-commands, one file each, called only by main.c: argv[0] is the
+ * sub-command name ("set", ...).
+ */
 int cmd_set(int argc, char **argv);
 void usage_set(FILE *f);
+int cmd_kconnlimit(int argc, char **argv);
+void usage_kconnlimit(FILE *f);
+int cmd_syncookie(int argc, char **argv);
+void usage_syncookie(FILE *f);
+int cmd_rtcache(int argc, char **argv);
+void usage_rtcache(FILE *f);
 
 #endif /* NFG_CLI_H */

@@ -26,9 +26,6 @@
 #include "cli.h"
 #include "nfg_kconnlimit.h"
 
-void usage_kconnlimit(FILE *f);
-int cmd_kconnlimit(int argc, char **argv);
-
 void usage_kconnlimit(FILE *f)
 {
 	fprintf(f,

@@ -19,9 +19,6 @@
 #include "cli.h"
 #include "nfg_rtcache.h"
 
-void usage_rtcache(FILE *f);
-int cmd_rtcache(int argc, char **argv);
-
 void usage_rtcache(FILE *f)
 {
 	fprintf(f,

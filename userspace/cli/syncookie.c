@@ -30,9 +30,6 @@
 #include "cli.h"
 #include "nfg_syncookie.h"
 
-void usage_syncookie(FILE *f);
-int cmd_syncookie(int argc, char **argv);
-
 void usage_syncookie(FILE *f)
 {
 	fprintf(f,
