@@ -430,11 +430,11 @@ int nfg_sc_al_init(struct nfg_sc_allowlist *al, u32 buckets, u32 max, u32 seed)
 	    (buckets & (buckets - 1)) || !max || max > NFG_SC_AL_MAX_MAX)
 		return -EINVAL;
 	memset(al, 0, sizeof(*al));
-	al->buckets = kvcalloc(buckets, sizeof(*al->buckets), GFP_KERNEL);
+	al->buckets = kvcalloc(buckets, sizeof(*al->buckets), GFP_KERNEL_ACCOUNT);
 	if (!al->buckets)
 		goto err_out;
 	locks = min(buckets, NFG_SC_AL_LOCKS);
-	al->locks = kcalloc(locks, sizeof(*al->locks), GFP_KERNEL);
+	al->locks = kcalloc(locks, sizeof(*al->locks), GFP_KERNEL_ACCOUNT);
 	if (!al->locks)
 		goto err_buckets;
 	for (i = 0; i < locks; i++)
@@ -587,7 +587,11 @@ int nfg_sc_al_add(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k,
 			return 1;
 		}
 	}
-	n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN);
+	/*
+	 * Charged to the active memcg (the caller sets the state's). Not
+	 * GFP_ATOMIC: its __GFP_HIGH would charge past memory.max.
+	 */
+	n = kmalloc(sizeof(*n), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!n) {
 		spin_unlock_bh(lock);
 		return -ENOMEM;

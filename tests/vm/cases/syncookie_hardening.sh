@@ -15,7 +15,13 @@
 #    from the client link's broadcast address or from the router's own
 #    inner address gets no SYN-ACK (send_fail), and a SYN in a frame from a
 #    group MAC address is answered by the routed path, not in place to
-#    that group.
+#    that group;
+#  - idle: 30 namespaces without a rule, read through /proc, stats, list
+#    and del, hold no allowlist table (live_objects unchanged);
+#  - memcg: a tenant's netns whose first rule was installed from inside a
+#    memory cgroup: 12000 entries added from outside it are charged to it
+#    (memory.current), uncharged when flushed, refused above memory.max,
+#    and everything is freed with the netns (live_objects).
 # Each part runs and reports on its own; the case fails if any part failed.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -129,8 +135,72 @@ reflect() {
 	nfg_assert_eq 0 $(($(stat sent_inplace) - i0)) "sent_inplace (SYN-ACK to a group MAC)"
 }
 
+# netns and cgroup the parts below make (a part runs in a subshell)
+P=/sys/module/xt_SYNCOOKIE/parameters
+CG=/sys/fs/cgroup/nfg-tenant
+cleanup() {
+	local ns
+	for ns in $(ip netns list | grep -Eo '^nfg-(pn[0-9]+|tenant)'); do ip netns del "$ns"; done
+	rmdir $CG
+}
+nfg_on_exit cleanup
+live() { cat $P/live_objects; }
+
+idle() {
+	local l0 i
+	nfg_log "== namespaces without a rule cost no allowlist, no worker"
+	l0=$(live)
+	for ((i = 0; i < 30; i++)); do echo "netns add nfg-pn$i"; done | ip -batch - || nfg_fail "30 netns"
+	# every read-only interface, in namespaces that never had a rule
+	nfg_in nfg-pn0 cat /proc/net/stat/nfguard_syncookie >"$NFG_WORK/pn0" || nfg_fail "proc"
+	nfg_assert_eq 0 "$(nfg_kv "$NFG_WORK/pn0" allowlist_entries)" "allowlist_entries without a rule"
+	nfg_assert_eq 65536 "$(nfg_kv "$NFG_WORK/pn0" allowlist_max)" "allowlist_max without a rule"
+	nfg_assert_ok "stats without a rule" nfg_in nfg-pn1 nfguard syncookie stats
+	nfg_assert_eq "" "$(nfg_in nfg-pn2 nfguard syncookie allowlist list)" "listing without a rule"
+	nfg_assert_fail "del without a rule" nfg_in nfg-pn3 nfguard syncookie allowlist del 10.9.9.9
+	nfg_assert_eq "$l0" "$(live)" "live objects after 30 netns without a rule (before: $l0)"
+	for ((i = 0; i < 30; i++)); do echo "netns del nfg-pn$i"; done | ip -batch - || nfg_fail "netns del"
+}
+
+memcg() {
+	local l0 m0 m1 i n=12000 f=$NFG_WORK/fill
+	nfg_log "== a tenant's allowlist is charged to its memory cgroup, and freed with its netns"
+	grep -qw memory /sys/fs/cgroup/cgroup.controllers || nfg_fail "no memory controller"
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control || nfg_fail "enable memory controller"
+	mkdir $CG || nfg_fail "mkdir $CG"
+	l0=$(live)
+	ip netns add nfg-tenant || nfg_fail "tenant netns"
+	# the tenant installs its netns' first rule from inside its cgroup
+	nfg_assert_ok "tenant's rule" sh -c 'echo $$ >"$1/cgroup.procs" &&
+		exec ip netns exec nfg-tenant iptables-legacy -w -t raw -A PREROUTING -p tcp --dport 80 \
+		-j SYNCOOKIE --mode local' sh $CG
+	nfg_assert_eq $((l0 + 1)) "$(live)" "live objects with the tenant's rule (its table)"
+	for ((i = 0; i < n; i++)); do echo "add 10.$((i >> 16)).$((i >> 8 & 255)).$((i & 255)) timeout 600"; done >"$f"
+	# filled from outside the cgroup (as packets, in softirq, fill it)
+	m0=$(cat $CG/memory.current)
+	nfg_assert_ok "restore $n entries" nfg_in nfg-tenant nfguard syncookie allowlist restore -f "$f"
+	m1=$(cat $CG/memory.current)
+	nfg_log "memory.current $m0 -> $m1 for $n entries"
+	# 64 bytes each; per-CPU charge batches blur the figure by up to 256 KiB
+	nfg_assert_ge $((m1 - m0)) $((n * 32)) "memory.current growth for $n entries"
+	nfg_assert_ok "flush" nfg_in nfg-tenant nfguard syncookie allowlist flush
+	uncharged() { [ "$(cat $CG/memory.current)" -le $((m0 + 262144)) ]; }
+	nfg_wait_until 30 uncharged || nfg_fail "memory.current after flush: $(cat $CG/memory.current) (before: $m0)"
+	# memory.max enforced: 128 KiB of room refuses most of the entries
+	echo $(($(cat $CG/memory.current) + 131072)) >$CG/memory.max || nfg_fail "memory.max"
+	nfg_assert_fail "restore $n entries above memory.max" nfg_in nfg-tenant nfguard syncookie allowlist restore -f "$f"
+	nfg_in nfg-tenant cat /proc/net/stat/nfguard_syncookie >"$NFG_WORK/tenant" || nfg_fail "proc"
+	nfg_log "under memory.max $(cat $CG/memory.max): $(nfg_kv "$NFG_WORK/tenant" allowlist_entries) entries"
+	nfg_assert_le "$(nfg_kv "$NFG_WORK/tenant" allowlist_entries)" $((n / 2)) "entries admitted under memory.max"
+	nfg_assert_le "$(cat $CG/memory.current)" "$(cat $CG/memory.max)" "memory.current under memory.max"
+	echo max >$CG/memory.max || nfg_fail "memory.max"
+	ip netns del nfg-tenant || nfg_fail "netns del"
+	back() { [ "$(live)" = "$l0" ]; }
+	nfg_wait_until 30 back || nfg_fail "live objects after the tenant's netns went: $(live) (before: $l0)"
+}
+
 failed=()
-for part in admission bogus lostsyn reflect; do
+for part in admission bogus lostsyn reflect idle memcg; do
 	t0=$SECONDS
 	if ($part); then
 		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
