@@ -164,8 +164,7 @@ static int nfg_sc_get_addr(struct genl_info *info, struct nfg_sc_key *k)
 		}
 	}
 	nfg_sc_prefix_mask(mask, prefix);
-	nfg_sc_key_make(k, addr, family, mask);
-	k->prefix = prefix;
+	nfg_sc_key_make(k, addr, family, mask, prefix);
 	return 0;
 }
 

@@ -599,8 +599,7 @@ static void nfg_sc_admit(struct nfg_sc_net *sn,
 {
 	struct nfg_sc_key k;
 
-	nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
-	k.prefix = info->prefix;
+	nfg_sc_key_make(&k, p->saddr, p->family, info->mask, info->prefix);
 	nfg_sc_allowlist_add(sn, &k, info->timeout);
 }
 
@@ -658,7 +657,7 @@ static unsigned int nfg_sc_classify(struct nfg_sc_net *sn,
 		return NF_DROP;
 	}
 	th = p->th;
-	nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+	nfg_sc_key_make(&k, p->saddr, p->family, info->mask, info->prefix);
 	if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
 		if (th->syn && !th->ack)
 			this_cpu_inc(sn->stats->allowlist_hit);
@@ -993,7 +992,8 @@ static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 	if (th->syn) {
 		if (th->ack)
 			return XT_CONTINUE;	/* a reply to our own connection */
-		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+		nfg_sc_key_make(&k, p->saddr, p->family, info->mask,
+				info->prefix);
 		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
 			this_cpu_inc(sn->stats->allowlist_hit);
 			return XT_CONTINUE;

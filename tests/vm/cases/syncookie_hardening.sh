@@ -21,7 +21,10 @@
 #  - memcg: a tenant's netns whose first rule was installed from inside a
 #    memory cgroup: 12000 entries added from outside it are charged to it
 #    (memory.current), uncharged when flushed, refused above memory.max,
-#    and everything is freed with the netns (live_objects).
+#    and everything is freed with the netns (live_objects);
+#  - prefix: rules with /24 and /16 masks (IPv6: /64, /48) do not share
+#    entries whose masked addresses are equal, and each entry serves the
+#    rule of its own length.
 # Each part runs and reports on its own; the case fails if any part failed.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -199,8 +202,42 @@ memcg() {
 	nfg_wait_until 30 back || nfg_fail "live objects after the tenant's netns went: $(live) (before: $l0)"
 }
 
+prefix() {
+	local fam dst long short e1 s1 in1 e2 s2 in2 bits c0 h0
+	nfg_log "== the prefix length is part of the allowlist key"
+	sc allowlist flush >/dev/null || nfg_fail "flush"
+	for fam in 4 6; do
+		if [ $fam = 4 ]; then
+			dst=$NFG_S4 long=24 short=16 bits=32
+			e1=10.1.0.0/24 s1=10.1.99.9 in1=10.1.0.77 e2=10.2.0.0/16 s2=10.2.0.9 in2=10.2.200.1
+		else
+			dst=$NFG_S6 long=64 short=48 bits=128
+			e1=fd00:31::/64 s1=fd00:31:0:99::9 in1=fd00:31::77 e2=fd00:32::/48 s2=fd00:32::9 in2=fd00:32:0:200::1
+		fi
+		nfg_ipt "$NFG_NS_R" legacy $fam -t raw -A PREROUTING -i eth0 -p tcp -d "$dst" --dport 5010 \
+			-j SYNCOOKIE --allowlist-mask $long || nfg_fail "rule /$long"
+		nfg_ipt "$NFG_NS_R" legacy $fam -t raw -A PREROUTING -i eth0 -p tcp -d "$dst" --dport 5011 \
+			-j SYNCOOKIE --allowlist-mask $short || nfg_fail "rule /$short"
+		sc allowlist add $e1 >/dev/null && sc allowlist add $e2 >/dev/null || nfg_fail "allowlist add"
+		snap
+		c0=$(stat syn_seen) h0=$(stat allowlist_hit)
+		# $e1 (a /$long) is not the /$short around it, and $e2 (a /$short) not the /$long in it
+		nfg_client nfg-tcpflood -c 1 "$dst" 5011 S $s1/$bits >/dev/null || nfg_fail "SYN"
+		nfg_client nfg-tcpflood -c 1 "$dst" 5010 S $s2/$bits >/dev/null || nfg_fail "SYN"
+		seen() { snap; [ $(($(stat syn_seen) - c0 + $(stat allowlist_hit) - h0)) -ge "$1" ]; }
+		nfg_wait_until 30 seen 2 || nfg_fail "IPv$fam: 2 SYNs sent, none counted"
+		nfg_assert_eq 0 $(($(stat allowlist_hit) - h0)) "IPv$fam: SYNs passed by another prefix length's entry"
+		nfg_assert_eq 2 $(($(stat syn_seen) - c0)) "IPv$fam: SYNs answered with a cookie"
+		# each entry still serves the rule of its own prefix length
+		nfg_client nfg-tcpflood -c 1 "$dst" 5010 S $in1/$bits >/dev/null || nfg_fail "SYN"
+		nfg_client nfg-tcpflood -c 1 "$dst" 5011 S $in2/$bits >/dev/null || nfg_fail "SYN"
+		nfg_wait_until 30 seen 4 || nfg_fail "IPv$fam: 4 SYNs sent, $(($(stat syn_seen) - c0 + $(stat allowlist_hit) - h0)) counted"
+		nfg_assert_eq 2 $(($(stat allowlist_hit) - h0)) "IPv$fam: SYNs passed by their own prefix's entry"
+	done
+}
+
 failed=()
-for part in admission bogus lostsyn reflect idle memcg; do
+for part in admission bogus lostsyn reflect idle memcg prefix; do
 	t0=$SECONDS
 	if ($part); then
 		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
