@@ -20,7 +20,8 @@
  * leaves by the device it came in on (dev_queue_xmit) - no allocation, no
  * route lookup, no OUTPUT/POSTROUTING hooks. Otherwise a new skb (IP + TCP
  * + options, about 80 bytes) is built, routed with ip_route_output_key() /
- * ip6_route_output(), marked untracked and sent with ip_local_out() /
+ * ip6_route_output() + xfrm_lookup() (IPsec policy applies to it), marked
+ * untracked and sent with ip_local_out() /
  * ip6_local_out(), and the SYN is dropped. No lock either way.
  *
  * Local mode uses the KERNEL's cookie (__cookie_v4/v6_init_sequence) and
@@ -375,6 +376,14 @@ static int nfg_sc_xmit6(struct net *net, const struct net_device *in,
 		dst_release(dst);
 		return -EADDRNOTAVAIL;
 	}
+	/*
+	 * IPsec policy: ip_route_output_key() applies it for IPv4,
+	 * ip6_route_output() does not (as in nf_send_reset6()). Releases
+	 * the route on error.
+	 */
+	dst = xfrm_lookup(net, dst, flowi6_to_flowi(&fl6), NULL, 0);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
 
 	nskb = nfg_sc_alloc(net, sizeof(*nip6h), tmpl);
 	if (!nskb) {

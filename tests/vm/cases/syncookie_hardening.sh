@@ -24,7 +24,10 @@
 #    and everything is freed with the netns (live_objects);
 #  - prefix: rules with /24 and /16 masks (IPv6: /64, /48) do not share
 #    entries whose masked addresses are equal, and each entry serves the
-#    rule of its own length.
+#    rule of its own length;
+#  - xfrm6: with ESP required between client and router (transport mode,
+#    null cipher), a decrypted IPv6 SYN's SYN-ACK (the routed path) goes
+#    out through the outbound SA and the connection completes.
 # Each part runs and reports on its own; the case fails if any part failed.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -236,8 +239,44 @@ prefix() {
 	done
 }
 
+xfrm6() {
+	local c0 i0 spi
+	nfg_log "== an IPv6 SYN-ACK sent by the routed path follows the IPsec policy"
+	# ESP (null cipher, transport mode) between the client and the router's
+	# own address, required both ways: a SYN-ACK in clear is dropped by the
+	# client's inbound policy
+	for ns in "$NFG_NS_C" "$NFG_NS_R"; do
+		ip -n "$ns" -batch - <<-EOF || nfg_fail "xfrm setup in $ns"
+			xfrm state add src $NFG_C6 dst $NFG_RC6 proto esp spi 0x1001 mode transport enc cipher_null ""
+			xfrm state add src $NFG_RC6 dst $NFG_C6 proto esp spi 0x1002 mode transport enc cipher_null ""
+		EOF
+	done
+	ip -n "$NFG_NS_C" -batch - <<-EOF || nfg_fail "client policies"
+		xfrm policy add src $NFG_C6 dst $NFG_RC6 proto tcp dport 5020 dir out tmpl src $NFG_C6 dst $NFG_RC6 proto esp mode transport
+		xfrm policy add src $NFG_RC6 dst $NFG_C6 proto tcp sport 5020 dir in tmpl src $NFG_RC6 dst $NFG_C6 proto esp mode transport
+	EOF
+	ip -n "$NFG_NS_R" -batch - <<-EOF || nfg_fail "router policies"
+		xfrm policy add src $NFG_RC6 dst $NFG_C6 proto tcp sport 5020 dir out tmpl src $NFG_RC6 dst $NFG_C6 proto esp mode transport
+		xfrm policy add src $NFG_C6 dst $NFG_RC6 proto tcp dport 5020 dir in tmpl src $NFG_C6 dst $NFG_RC6 proto esp mode transport
+	EOF
+	nfg_echo_server "$NFG_NS_R" 5020
+	nfg_ipt "$NFG_NS_R" legacy 6 -t raw -A PREROUTING -i eth0 -p tcp -d $NFG_RC6 --dport 5020 \
+		-j SYNCOOKIE --mode local || nfg_fail "rule"
+	snap
+	c0=$(stat cookie_sent) i0=$(stat sent_inplace)
+	NFG_CONN_SEQ=100 # past the earlier parts' connections (subshells)
+	# the SYN was decrypted: answered by the routed path, which must encrypt
+	nfg_assert_ok "connection over ESP through the cookie" nfg_conn_open esp6 "$NFG_NS_C" $NFG_RC6 5020 15
+	snap
+	nfg_assert_ge "$(stat cookie_sent)" $((c0 + 1)) "cookie_sent"
+	nfg_assert_eq 0 $(($(stat sent_inplace) - i0)) "sent_inplace (a decrypted SYN)"
+	spi=$(nfg_router ip -s xfrm state get src $NFG_RC6 dst $NFG_C6 proto esp spi 0x1002)
+	nfg_assert_match '[1-9][0-9]*\(packets\)' "$spi" "router's outbound SA used"
+	nfg_conn_close esp6
+}
+
 failed=()
-for part in admission bogus lostsyn reflect idle memcg prefix; do
+for part in admission bogus lostsyn reflect idle memcg prefix xfrm6; do
 	t0=$SECONDS
 	if ($part); then
 		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
