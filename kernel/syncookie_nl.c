@@ -85,6 +85,16 @@ void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum)
 
 /* ---- secret ----------------------------------------------------------- */
 
+/*
+ * A secret's memory is zeroed when freed (kfree_sensitive()): on
+ * replacement (after readers are done), at netns exit and so at module
+ * unload. The packet path never copies it.
+ */
+static void nfg_sc_secret_free_rcu(struct rcu_head *head)
+{
+	kfree_sensitive(container_of(head, struct nfg_sc_secret_rcu, rcu));
+}
+
 static int nfg_sc_secret_replace(struct nfg_sc_net *sn, const u8 *key,
 				 bool keep_prev)
 {
@@ -107,7 +117,7 @@ static int nfg_sc_secret_replace(struct nfg_sc_net *sn, const u8 *key,
 	rcu_assign_pointer(sn->secret, new);
 	mutex_unlock(&sn->secret_lock);
 	if (old)
-		kfree_rcu(old, rcu);
+		call_rcu(&old->rcu, nfg_sc_secret_free_rcu);
 	return 0;
 }
 
@@ -456,7 +466,7 @@ static void nfg_sc_state_free(struct nfg_sc_net *sn)
 	cancel_delayed_work_sync(&sn->gc_work);
 	nfg_sc_al_destroy(&sn->al);
 	free_percpu(sn->stats);
-	kfree(rcu_dereference_protected(sn->secret, true));
+	kfree_sensitive(rcu_dereference_protected(sn->secret, true));
 	mem_cgroup_put(sn->memcg);
 	kfree(sn);
 }
@@ -605,7 +615,7 @@ void nfg_sc_nl_exit(void)
 {
 	genl_unregister_family(&nfg_sc_genl_family);
 	unregister_pernet_subsys(&nfg_sc_net_ops);
-	/* nfg_sc_entry_free() and kfree_rcu() callbacks are module code */
+	/* nfg_sc_entry_free() and nfg_sc_secret_free_rcu() are module code */
 	rcu_barrier();
 	WARN_ON_ONCE(atomic_read(&nfg_sc_live_objects));
 }

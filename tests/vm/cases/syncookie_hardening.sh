@@ -27,7 +27,9 @@
 #    rule of its own length;
 #  - xfrm6: with ESP required between client and router (transport mode,
 #    null cipher), a decrypted IPv6 SYN's SYN-ACK (the routed path) goes
-#    out through the outbound SA and the connection completes.
+#    out through the outbound SA and the connection completes;
+#  - secret: a replaced secret and a deleted netns' secret are freed with
+#    kfree_sensitive() (a kprobe sees the object holding the key).
 # Each part runs and reports on its own; the case fails if any part failed.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -141,13 +143,15 @@ reflect() {
 	nfg_assert_eq 0 $(($(stat sent_inplace) - i0)) "sent_inplace (SYN-ACK to a group MAC)"
 }
 
-# netns and cgroup the parts below make (a part runs in a subshell)
+# netns, cgroup and kprobe the parts below make (a part runs in a subshell)
 P=/sys/module/xt_SYNCOOKIE/parameters
 CG=/sys/fs/cgroup/nfg-tenant
+T=/sys/kernel/tracing
 cleanup() {
 	local ns
-	for ns in $(ip netns list | grep -Eo '^nfg-(pn[0-9]+|tenant)'); do ip netns del "$ns"; done
+	for ns in $(ip netns list | grep -Eo '^nfg-(pn[0-9]+|tenant|sec)'); do ip netns del "$ns"; done
 	rmdir $CG
+	[ ! -d $T/events/kprobes/nfg_ks ] || { echo 0 >$T/events/kprobes/nfg_ks/enable; echo -:nfg_ks >>$T/kprobe_events; }
 }
 nfg_on_exit cleanup
 live() { cat $P/live_objects; }
@@ -275,8 +279,29 @@ xfrm6() {
 	nfg_conn_close esp6
 }
 
+secret() {
+	local k=11223344556677880000000000000001 k2=a1a2a3a4a5a6a7a80000000000000002
+	nfg_log "== the kernel's copies of the secret are freed with kfree_sensitive (zeroed)"
+	[ -d $T/events ] || mount -t tracefs nodev $T || nfg_fail "tracefs"
+	# the first 8 bytes of every object kfree_sensitive() frees: a secret's
+	# object starts with its current key
+	echo 'p:nfg_ks kfree_sensitive obj=+0(%di):x64' >>$T/kprobe_events || nfg_fail "kprobe"
+	echo 1 >$T/events/kprobes/nfg_ks/enable || nfg_fail "enable kprobe"
+	: >$T/trace
+	freed() { grep -q "obj=$1" $T/trace; }
+	# replaced: the secret set is replaced by a rotation, freed after a grace period
+	sc secret set $k >/dev/null || nfg_fail "secret set"
+	sc secret rotate >/dev/null || nfg_fail "secret rotate"
+	nfg_wait_until 30 freed 0x8877665544332211 || nfg_fail "the replaced secret was not freed by kfree_sensitive"
+	# netns exit (module unload frees each netns' state the same way)
+	ip netns add nfg-sec || nfg_fail "netns"
+	nfg_in nfg-sec nfguard syncookie secret set $k2 >/dev/null || nfg_fail "secret set in nfg-sec"
+	ip netns del nfg-sec || nfg_fail "netns del"
+	nfg_wait_until 30 freed 0xa8a7a6a5a4a3a2a1 || nfg_fail "the secret of a deleted netns was not freed by kfree_sensitive"
+}
+
 failed=()
-for part in admission bogus lostsyn reflect idle memcg prefix xfrm6; do
+for part in admission bogus lostsyn reflect idle memcg prefix xfrm6 secret; do
 	t0=$SECONDS
 	if ($part); then
 		nfg_log "part $part: ok ($((SECONDS - t0)) s)"
