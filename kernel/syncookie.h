@@ -35,6 +35,15 @@ struct nfg_sc_stats {
 
 #define NFG_SC_NSTATS	(sizeof(struct nfg_sc_stats) / sizeof(u64))
 
+/*
+ * A netns' SYNCOOKIE state. A netns gets one on its first use (its first
+ * SYNCOOKIE rule, or an allowlist or secret command that writes), not
+ * when it is created: namespaces that never use the target pay for no
+ * table, counters or worker. Allocated from, and charged to, the memory
+ * cgroup of the process that made that first use; so are the allowlist's
+ * entries, whoever adds them (see nfg_sc_allowlist_add()). Freed at netns
+ * exit.
+ */
 struct nfg_sc_net {
 	struct nfg_sc_allowlist	al;
 	struct nfg_sc_stats __percpu *stats;
@@ -42,6 +51,7 @@ struct nfg_sc_net {
 	struct nfg_sc_secret_rcu __rcu *secret;
 	struct mutex		secret_lock;	/* secret updates (control plane) */
 	struct delayed_work	gc_work;	/* expiry sweep */
+	struct mem_cgroup	*memcg;		/* charged for entries; may be NULL */
 	/*
 	 * Set by the netns' pre_exit: packets still arriving on a dying netns'
 	 * devices pass untouched; exit frees the state after a grace period.
@@ -56,7 +66,13 @@ struct nfg_sc_secret_rcu {
 
 /* syncookie_nl.c */
 extern unsigned int nfg_sc_allowlist_max;
+/* The netns' state, NULL before its first use (never under a rule). */
 struct nfg_sc_net *nfg_sc_pernet(const struct net *net);
+/* The netns' state, made on first use (process context): ERR_PTR on failure. */
+struct nfg_sc_net *nfg_sc_pernet_get(struct net *net);
+/* Add @k (or refresh it) for @timeout s, charged to the state's memcg. */
+int nfg_sc_allowlist_add(struct nfg_sc_net *sn, const struct nfg_sc_key *k,
+			 u32 timeout);
 int nfg_sc_nl_init(void);
 void nfg_sc_nl_exit(void);
 void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum);

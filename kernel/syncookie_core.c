@@ -384,14 +384,16 @@ static bool nfg_sc_live(const struct nfg_sc_entry *e, u32 now)
 
 static bool nfg_sc_key_eq(const struct nfg_sc_key *a, const struct nfg_sc_key *b)
 {
-	return a->family == b->family && a->w[0] == b->w[0] &&
+	return a->family == b->family && a->prefix == b->prefix &&
+	       a->w[0] == b->w[0] &&
 	       a->w[1] == b->w[1] && a->w[2] == b->w[2] && a->w[3] == b->w[3];
 }
 
 static u32 nfg_sc_bucket(const struct nfg_sc_allowlist *al,
 			 const struct nfg_sc_key *k)
 {
-	return jhash2(k->w, 4, al->seed ^ k->family) & al->bucket_mask;
+	return jhash2(k->w, 4, al->seed ^ (k->family | k->prefix << 8)) &
+	       al->bucket_mask;
 }
 
 static spinlock_t *nfg_sc_lock(const struct nfg_sc_allowlist *al, u32 b)
@@ -412,7 +414,7 @@ void nfg_sc_prefix_mask(u32 *mask, unsigned int prefix)
 }
 
 void nfg_sc_key_make(struct nfg_sc_key *k, const u32 *addr, u8 family,
-		     const u32 *mask)
+		     const u32 *mask, u8 prefix)
 {
 	unsigned int i, n = family == 10 ? 4 : 1;
 
@@ -420,6 +422,7 @@ void nfg_sc_key_make(struct nfg_sc_key *k, const u32 *addr, u8 family,
 	for (i = 0; i < n; i++)
 		k->w[i] = addr[i] & mask[i];
 	k->family = family;
+	k->prefix = prefix;
 }
 
 int nfg_sc_al_init(struct nfg_sc_allowlist *al, u32 buckets, u32 max, u32 seed)
@@ -430,11 +433,11 @@ int nfg_sc_al_init(struct nfg_sc_allowlist *al, u32 buckets, u32 max, u32 seed)
 	    (buckets & (buckets - 1)) || !max || max > NFG_SC_AL_MAX_MAX)
 		return -EINVAL;
 	memset(al, 0, sizeof(*al));
-	al->buckets = kvcalloc(buckets, sizeof(*al->buckets), GFP_KERNEL);
+	al->buckets = kvcalloc(buckets, sizeof(*al->buckets), GFP_KERNEL_ACCOUNT);
 	if (!al->buckets)
 		goto err_out;
 	locks = min(buckets, NFG_SC_AL_LOCKS);
-	al->locks = kcalloc(locks, sizeof(*al->locks), GFP_KERNEL);
+	al->locks = kcalloc(locks, sizeof(*al->locks), GFP_KERNEL_ACCOUNT);
 	if (!al->locks)
 		goto err_buckets;
 	for (i = 0; i < locks; i++)
@@ -587,7 +590,11 @@ int nfg_sc_al_add(struct nfg_sc_allowlist *al, const struct nfg_sc_key *k,
 			return 1;
 		}
 	}
-	n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN);
+	/*
+	 * Charged to the active memcg (the caller sets the state's). Not
+	 * GFP_ATOMIC: its __GFP_HIGH would charge past memory.max.
+	 */
+	n = kmalloc(sizeof(*n), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!n) {
 		spin_unlock_bh(lock);
 		return -ENOMEM;

@@ -183,11 +183,15 @@ void nfg_sc_proxy_syn(const struct nfg_sc_opts *dec,
 /* Buckets sampled for the least recently used entry when full. */
 #define NFG_SC_AL_EVICT_SCAN		16U
 
-/* A masked source address; IPv4 in w[0]. */
+/*
+ * A masked source address and its prefix length; IPv4 in w[0]. Two rules
+ * with different --allowlist-mask lengths have separate entries, even for
+ * the same masked address (10.1.0.0/24 is not 10.1.0.0/16).
+ */
 struct nfg_sc_key {
 	u32	w[4];
 	u8	family;
-	u8	prefix;		/* for listings only: not compared or hashed */
+	u8	prefix;
 	u8	pad[2];
 };
 
@@ -267,9 +271,9 @@ static inline u32 nfg_sc_al_buckets(const struct nfg_sc_allowlist *al)
 	return al->bucket_mask + 1;
 }
 
-/* Mask @addr (4 words, network order) to @prefix bits into @k. */
+/* Mask @addr (4 words, network order) with @mask, of @prefix bits, into @k. */
 void nfg_sc_key_make(struct nfg_sc_key *k, const u32 *addr, u8 family,
-		     const u32 *mask);
+		     const u32 *mask, u8 prefix);
 /* @mask (4 words, network order) from a prefix length. */
 void nfg_sc_prefix_mask(u32 *mask, unsigned int prefix);
 

@@ -7,17 +7,21 @@
  * Locking: the allowlist has its own keyed locks (syncookie_core.c); the
  * control plane uses the same calls as the packet path. The secret is an
  * immutable RCU-published object, replaced under the netns' secret_lock
- * (control plane only). Counters are per-CPU and summed when read.
+ * (control plane only). Counters are per-CPU and summed when read. A
+ * netns' state is made on its first use under nfg_sc_create_mutex and
+ * published once (release/acquire); it stays until the netns exits.
  */
 #include "nfg_compat.h"
 
 #include <linux/kernel.h>
 #include <linux/log2.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/proc_fs.h>
 #include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -47,9 +51,20 @@ MODULE_PARM_DESC(allowlist_buckets, "allowlist hash buckets per netns (power of 
 static unsigned int nfg_sc_net_id __read_mostly;
 static struct genl_family nfg_sc_genl_family;
 
+/* What every netns holds: a pointer, set on first use (see nfg_sc_net). */
+struct nfg_sc_pernet {
+	struct nfg_sc_net	*sn;
+};
+
+/* Serialises making a netns' state (control plane, rare). */
+static DEFINE_MUTEX(nfg_sc_create_mutex);
+
 struct nfg_sc_net *nfg_sc_pernet(const struct net *net)
 {
-	return net_generic(net, nfg_sc_net_id);
+	struct nfg_sc_pernet *pn = net_generic(net, nfg_sc_net_id);
+
+	/* pairs with smp_store_release() in nfg_sc_pernet_get() */
+	return smp_load_acquire(&pn->sn);
 }
 
 void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum)
@@ -57,6 +72,8 @@ void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum)
 	unsigned int cpu, i;
 
 	memset(sum, 0, sizeof(*sum));
+	if (!sn)
+		return;
 	for_each_possible_cpu(cpu) {
 		const u64 *c = (const u64 *)per_cpu_ptr(sn->stats, cpu);
 		u64 *s = (u64 *)sum;
@@ -68,12 +85,22 @@ void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum)
 
 /* ---- secret ----------------------------------------------------------- */
 
+/*
+ * A secret's memory is zeroed when freed (kfree_sensitive()): on
+ * replacement (after readers are done), at netns exit and so at module
+ * unload. The packet path never copies it.
+ */
+static void nfg_sc_secret_free_rcu(struct rcu_head *head)
+{
+	kfree_sensitive(container_of(head, struct nfg_sc_secret_rcu, rcu));
+}
+
 static int nfg_sc_secret_replace(struct nfg_sc_net *sn, const u8 *key,
 				 bool keep_prev)
 {
 	struct nfg_sc_secret_rcu *old, *new;
 
-	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
 	if (!new)
 		return -ENOMEM;
 	mutex_lock(&sn->secret_lock);
@@ -90,8 +117,31 @@ static int nfg_sc_secret_replace(struct nfg_sc_net *sn, const u8 *key,
 	rcu_assign_pointer(sn->secret, new);
 	mutex_unlock(&sn->secret_lock);
 	if (old)
-		kfree_rcu(old, rcu);
+		call_rcu(&old->rcu, nfg_sc_secret_free_rcu);
 	return 0;
+}
+
+/* ---- allowlist -------------------------------------------------------- */
+
+int nfg_sc_allowlist_add(struct nfg_sc_net *sn, const struct nfg_sc_key *k,
+			 u32 timeout)
+{
+	struct mem_cgroup *old;
+	unsigned int evicted;
+	int ret;
+
+	/*
+	 * Charged to the state's memcg, not to whatever runs this: a softirq
+	 * has none, and an admin's command is not the tenant's memory.
+	 */
+	old = set_active_memcg(sn->memcg);
+	ret = nfg_sc_al_add(&sn->al, k, nfg_sc_now(), timeout, &evicted);
+	set_active_memcg(old);
+	if (ret == 0)
+		this_cpu_inc(sn->stats->allowlist_add);
+	if (evicted)
+		this_cpu_add(sn->stats->allowlist_evict, evicted);
+	return ret;
 }
 
 /* ---- genetlink -------------------------------------------------------- */
@@ -124,16 +174,14 @@ static int nfg_sc_get_addr(struct genl_info *info, struct nfg_sc_key *k)
 		}
 	}
 	nfg_sc_prefix_mask(mask, prefix);
-	nfg_sc_key_make(k, addr, family, mask);
-	k->prefix = prefix;
+	nfg_sc_key_make(k, addr, family, mask, prefix);
 	return 0;
 }
 
 static int nfg_sc_cmd_al_add(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nfg_sc_net *sn = nfg_sc_pernet(genl_info_net(info));
 	u32 timeout = XT_SYNCOOKIE_TIMEOUT_DEFAULT;
-	unsigned int evicted;
+	struct nfg_sc_net *sn;
 	struct nfg_sc_key k;
 	int err;
 
@@ -148,14 +196,11 @@ static int nfg_sc_cmd_al_add(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 		}
 	}
-	err = nfg_sc_al_add(&sn->al, &k, nfg_sc_now(), timeout, &evicted);
-	if (err < 0)
-		return err;
-	if (!err)
-		this_cpu_inc(sn->stats->allowlist_add);
-	if (evicted)
-		this_cpu_add(sn->stats->allowlist_evict, evicted);
-	return 0;
+	sn = nfg_sc_pernet_get(genl_info_net(info));
+	if (IS_ERR(sn))
+		return PTR_ERR(sn);
+	err = nfg_sc_allowlist_add(sn, &k, timeout);
+	return err < 0 ? err : 0;
 }
 
 static int nfg_sc_cmd_al_del(struct sk_buff *skb, struct genl_info *info)
@@ -167,7 +212,7 @@ static int nfg_sc_cmd_al_del(struct sk_buff *skb, struct genl_info *info)
 	err = nfg_sc_get_addr(info, &k);
 	if (err)
 		return err;
-	if (!nfg_sc_al_del(&sn->al, &k)) {
+	if (!sn || !nfg_sc_al_del(&sn->al, &k)) {
 		GENL_SET_ERR_MSG(info, "not on the allowlist");
 		return -ENOENT;
 	}
@@ -184,7 +229,7 @@ static int nfg_sc_cmd_al_flush(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	n = nfg_sc_al_flush(&sn->al);
+	n = sn ? nfg_sc_al_flush(&sn->al) : 0;
 	hdr = genlmsg_put_reply(msg, info, &nfg_sc_genl_family, 0,
 				NFG_SC_CMD_AL_FLUSH);
 	if (!hdr || nla_put_u32(msg, NFG_SC_A_COUNT, n)) {
@@ -197,21 +242,27 @@ static int nfg_sc_cmd_al_flush(struct sk_buff *skb, struct genl_info *info)
 
 static int nfg_sc_cmd_secret_set(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nfg_sc_net *sn = nfg_sc_pernet(genl_info_net(info));
 	struct nlattr *a = info->attrs[NFG_SC_A_SECRET];
+	struct nfg_sc_net *sn;
 
 	if (!a) {
 		GENL_SET_ERR_MSG(info, "secret missing");
 		return -EINVAL;
 	}
+	sn = nfg_sc_pernet_get(genl_info_net(info));
+	if (IS_ERR(sn))
+		return PTR_ERR(sn);
 	/* the previous secret stays valid: a cluster changes box by box */
 	return nfg_sc_secret_replace(sn, nla_data(a), true);
 }
 
 static int nfg_sc_cmd_secret_rotate(struct sk_buff *skb, struct genl_info *info)
 {
-	return nfg_sc_secret_replace(nfg_sc_pernet(genl_info_net(info)), NULL,
-				     true);
+	struct nfg_sc_net *sn = nfg_sc_pernet_get(genl_info_net(info));
+
+	if (IS_ERR(sn))
+		return PTR_ERR(sn);
+	return nfg_sc_secret_replace(sn, NULL, true);
 }
 
 static int nfg_sc_cmd_stats(struct sk_buff *skb, struct genl_info *info)
@@ -228,8 +279,9 @@ static int nfg_sc_cmd_stats(struct sk_buff *skb, struct genl_info *info)
 	hdr = genlmsg_put_reply(msg, info, &nfg_sc_genl_family, 0,
 				NFG_SC_CMD_STATS);
 	if (!hdr ||
-	    nla_put_u32(msg, NFG_SC_A_COUNT, atomic_read(&sn->al.count)) ||
-	    nla_put_u32(msg, NFG_SC_A_MAX_ENTRIES, sn->al.max) ||
+	    nla_put_u32(msg, NFG_SC_A_COUNT, sn ? atomic_read(&sn->al.count) : 0) ||
+	    nla_put_u32(msg, NFG_SC_A_MAX_ENTRIES,
+			sn ? sn->al.max : nfg_sc_allowlist_max) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_SYN_SEEN, st.syn_seen, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_COOKIE_SENT, st.cookie_sent, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_ACK_VALID, st.ack_valid, NFG_SC_A_PAD) ||
@@ -265,7 +317,7 @@ static int nfg_sc_al_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	unsigned int n, i;
 	void *mark;
 
-	if (cb->args[2])
+	if (cb->args[2] || !sn)
 		return 0;
 	batch = kmalloc_array(NFG_SC_DUMP_BATCH, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
@@ -392,8 +444,8 @@ static int nfg_sc_proc_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "send_fail %llu\n", st.send_fail);
 	seq_printf(seq, "sent_inplace %llu\n", st.sent_inplace);
 	seq_printf(seq, "syn_resent %llu\n", st.syn_resent);
-	seq_printf(seq, "allowlist_entries %d\n", atomic_read(&sn->al.count));
-	seq_printf(seq, "allowlist_max %u\n", sn->al.max);
+	seq_printf(seq, "allowlist_entries %d\n", sn ? atomic_read(&sn->al.count) : 0);
+	seq_printf(seq, "allowlist_max %u\n", sn ? sn->al.max : nfg_sc_allowlist_max);
 	return 0;
 }
 
@@ -409,12 +461,28 @@ static void nfg_sc_gc(struct work_struct *work)
 			   NFG_SC_GC_PERIOD);
 }
 
-static int __net_init nfg_sc_net_init(struct net *net)
+static void nfg_sc_state_free(struct nfg_sc_net *sn)
 {
-	struct nfg_sc_net *sn = nfg_sc_pernet(net);
+	cancel_delayed_work_sync(&sn->gc_work);
+	nfg_sc_al_destroy(&sn->al);
+	free_percpu(sn->stats);
+	kfree_sensitive(rcu_dereference_protected(sn->secret, true));
+	mem_cgroup_put(sn->memcg);
+	kfree(sn);
+}
+
+/* A netns' state, charged to the caller's memory cgroup. */
+static struct nfg_sc_net *nfg_sc_state_new(void)
+{
+	struct nfg_sc_net *sn;
 	u32 buckets, want;
 	int err;
 
+	sn = kzalloc(sizeof(*sn), GFP_KERNEL_ACCOUNT);
+	if (!sn) {
+		err = -ENOMEM;
+		goto err_out;
+	}
 	mutex_init(&sn->secret_lock);
 	INIT_DELAYED_WORK(&sn->gc_work, nfg_sc_gc);
 	/* about NFG_SC_AL_CHAIN entries per bucket at the bound */
@@ -428,8 +496,8 @@ static int __net_init nfg_sc_net_init(struct net *net)
 	err = nfg_sc_al_init(&sn->al, buckets, nfg_sc_allowlist_max,
 			     get_random_u32());
 	if (err)
-		goto err_out;
-	sn->stats = alloc_percpu(struct nfg_sc_stats);
+		goto err_sn;
+	sn->stats = alloc_percpu_gfp(struct nfg_sc_stats, GFP_KERNEL_ACCOUNT);
 	if (!sn->stats) {
 		err = -ENOMEM;
 		goto err_al;
@@ -437,34 +505,64 @@ static int __net_init nfg_sc_net_init(struct net *net)
 	err = nfg_sc_secret_replace(sn, NULL, false);
 	if (err)
 		goto err_stats;
-	if (IS_ENABLED(CONFIG_PROC_FS) &&
-	    !proc_create_net_single(NFG_SC_PROC_NAME, 0444, net->proc_net_stat,
-				    nfg_sc_proc_show, NULL)) {
-		err = -ENOMEM;
-		goto err_secret;
-	}
+	/* a reference: entries are charged to it until the netns exits */
+	sn->memcg = get_mem_cgroup_from_mm(current->mm);
 	queue_delayed_work(system_power_efficient_wq, &sn->gc_work,
 			   NFG_SC_GC_PERIOD);
-	return 0;
+	return sn;
 
-err_secret:
-	kfree(rcu_dereference_protected(sn->secret, true));
 err_stats:
 	free_percpu(sn->stats);
 err_al:
 	nfg_sc_al_destroy(&sn->al);
+err_sn:
+	kfree(sn);
 err_out:
-	return err;
+	return ERR_PTR(err);
+}
+
+struct nfg_sc_net *nfg_sc_pernet_get(struct net *net)
+{
+	struct nfg_sc_pernet *pn = net_generic(net, nfg_sc_net_id);
+	struct nfg_sc_net *sn = nfg_sc_pernet(net);
+
+	if (sn)
+		return sn;
+	mutex_lock(&nfg_sc_create_mutex);
+	sn = pn->sn;
+	if (sn)
+		goto out;
+	sn = nfg_sc_state_new();
+	if (IS_ERR(sn))
+		goto out;
+	/* the state is complete before readers see it (nfg_sc_pernet()) */
+	smp_store_release(&pn->sn, sn);
+out:
+	mutex_unlock(&nfg_sc_create_mutex);
+	return sn;
+}
+
+static int __net_init nfg_sc_net_init(struct net *net)
+{
+	if (IS_ENABLED(CONFIG_PROC_FS) &&
+	    !proc_create_net_single(NFG_SC_PROC_NAME, 0444, net->proc_net_stat,
+				    nfg_sc_proc_show, NULL))
+		return -ENOMEM;
+	return 0;
 }
 
 /*
  * A dying netns may still receive packets (its devices go last): from here
  * on the target leaves them alone. The core calls synchronize_rcu() between
  * pre_exit and exit, so no packet path is still using the state in exit.
+ * No state can be made any more: nothing runs in this netns.
  */
 static void __net_exit nfg_sc_net_pre_exit(struct net *net)
 {
-	WRITE_ONCE(nfg_sc_pernet(net)->dying, true);
+	struct nfg_sc_net *sn = nfg_sc_pernet(net);
+
+	if (sn)
+		WRITE_ONCE(sn->dying, true);
 }
 
 static void __net_exit nfg_sc_net_exit(struct net *net)
@@ -472,10 +570,8 @@ static void __net_exit nfg_sc_net_exit(struct net *net)
 	struct nfg_sc_net *sn = nfg_sc_pernet(net);
 
 	remove_proc_entry(NFG_SC_PROC_NAME, net->proc_net_stat);
-	cancel_delayed_work_sync(&sn->gc_work);
-	nfg_sc_al_destroy(&sn->al);
-	free_percpu(sn->stats);
-	kfree(rcu_dereference_protected(sn->secret, true));
+	if (sn)
+		nfg_sc_state_free(sn);
 }
 
 static struct pernet_operations nfg_sc_net_ops = {
@@ -483,7 +579,7 @@ static struct pernet_operations nfg_sc_net_ops = {
 	.pre_exit = nfg_sc_net_pre_exit,
 	.exit	= nfg_sc_net_exit,
 	.id	= &nfg_sc_net_id,
-	.size	= sizeof(struct nfg_sc_net),
+	.size	= sizeof(struct nfg_sc_pernet),
 };
 
 int __init nfg_sc_nl_init(void)
@@ -519,7 +615,7 @@ void nfg_sc_nl_exit(void)
 {
 	genl_unregister_family(&nfg_sc_genl_family);
 	unregister_pernet_subsys(&nfg_sc_net_ops);
-	/* nfg_sc_entry_free() and kfree_rcu() callbacks are module code */
+	/* nfg_sc_entry_free() and nfg_sc_secret_free_rcu() are module code */
 	rcu_barrier();
 	WARN_ON_ONCE(atomic_read(&nfg_sc_live_objects));
 }

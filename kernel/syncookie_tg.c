@@ -20,7 +20,8 @@
  * leaves by the device it came in on (dev_queue_xmit) - no allocation, no
  * route lookup, no OUTPUT/POSTROUTING hooks. Otherwise a new skb (IP + TCP
  * + options, about 80 bytes) is built, routed with ip_route_output_key() /
- * ip6_route_output(), marked untracked and sent with ip_local_out() /
+ * ip6_route_output() + xfrm_lookup() (IPsec policy applies to it), marked
+ * untracked and sent with ip_local_out() /
  * ip6_local_out(), and the SYN is dropped. No lock either way.
  *
  * Local mode uses the KERNEL's cookie (__cookie_v4/v6_init_sequence) and
@@ -375,6 +376,14 @@ static int nfg_sc_xmit6(struct net *net, const struct net_device *in,
 		dst_release(dst);
 		return -EADDRNOTAVAIL;
 	}
+	/*
+	 * IPsec policy: ip_route_output_key() applies it for IPv4,
+	 * ip6_route_output() does not (as in nf_send_reset6()). Releases
+	 * the route on error.
+	 */
+	dst = xfrm_lookup(net, dst, flowi6_to_flowi(&fl6), NULL, 0);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
 
 	nskb = nfg_sc_alloc(net, sizeof(*nip6h), tmpl);
 	if (!nskb) {
@@ -593,21 +602,14 @@ static bool nfg_sc_known6(struct net *net, const struct net_device *in,
 	return true;
 }
 
-static void nfg_sc_allowlist_add(struct nfg_sc_net *sn,
-				 const struct xt_syncookie_tginfo *info,
-				 const struct nfg_sc_pkt *p)
+static void nfg_sc_admit(struct nfg_sc_net *sn,
+			 const struct xt_syncookie_tginfo *info,
+			 const struct nfg_sc_pkt *p)
 {
-	unsigned int evicted;
 	struct nfg_sc_key k;
-	int ret;
 
-	nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
-	k.prefix = info->prefix;
-	ret = nfg_sc_al_add(&sn->al, &k, nfg_sc_now(), info->timeout, &evicted);
-	if (ret == 0)
-		this_cpu_inc(sn->stats->allowlist_add);
-	if (evicted)
-		this_cpu_add(sn->stats->allowlist_evict, evicted);
+	nfg_sc_key_make(&k, p->saddr, p->family, info->mask, info->prefix);
+	nfg_sc_allowlist_add(sn, &k, info->timeout);
 }
 
 /*
@@ -664,7 +666,7 @@ static unsigned int nfg_sc_classify(struct nfg_sc_net *sn,
 		return NF_DROP;
 	}
 	th = p->th;
-	nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+	nfg_sc_key_make(&k, p->saddr, p->family, info->mask, info->prefix);
 	if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
 		if (th->syn && !th->ack)
 			this_cpu_inc(sn->stats->allowlist_hit);
@@ -943,7 +945,7 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 	}
 	this_cpu_inc(sn->stats->ack_valid);
 	if (valid == NFG_SC_COOKIE_ADMIT)
-		nfg_sc_allowlist_add(sn, info, p);
+		nfg_sc_admit(sn, info, p);
 	if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
 		this_cpu_inc(sn->stats->send_fail);
 	else
@@ -999,7 +1001,8 @@ static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 	if (th->syn) {
 		if (th->ack)
 			return XT_CONTINUE;	/* a reply to our own connection */
-		nfg_sc_key_make(&k, p->saddr, p->family, info->mask);
+		nfg_sc_key_make(&k, p->saddr, p->family, info->mask,
+				info->prefix);
 		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
 			this_cpu_inc(sn->stats->allowlist_hit);
 			return XT_CONTINUE;
@@ -1034,7 +1037,8 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 	u16 mss;
 	u32 isn;
 
-	if (READ_ONCE(sn->dying))
+	/* a rule made the state (checkentry) */
+	if (WARN_ON_ONCE(!sn) || READ_ONCE(sn->dying))
 		return XT_CONTINUE;
 	if (iph->frag_off & htons(IP_MF | IP_OFFSET)) {
 		this_cpu_inc(sn->stats->malformed);
@@ -1065,7 +1069,7 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v4_check(iph, p.th)) {
 			this_cpu_inc(sn->stats->ack_valid);
-			nfg_sc_allowlist_add(sn, info, &p);
+			nfg_sc_admit(sn, info, &p);
 			nfg_sc_mark_listener4(net, in, iph, p.th);
 			return XT_CONTINUE;
 		}
@@ -1092,7 +1096,8 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	u16 mss;
 	u32 isn;
 
-	if (READ_ONCE(sn->dying))
+	/* a rule made the state (checkentry) */
+	if (WARN_ON_ONCE(!sn) || READ_ONCE(sn->dying))
 		return XT_CONTINUE;
 	/* extension headers (fragment header included): see the man page */
 	if (ip6h->nexthdr != IPPROTO_TCP) {
@@ -1124,7 +1129,7 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v6_check(ip6h, p.th)) {
 			this_cpu_inc(sn->stats->ack_valid);
-			nfg_sc_allowlist_add(sn, info, &p);
+			nfg_sc_admit(sn, info, &p);
 			nfg_sc_mark_listener6(net, in, ip6h, p.th);
 			return XT_CONTINUE;
 		}
@@ -1179,6 +1184,7 @@ static int syncookie_tg_check(const struct xt_tgchk_param *par)
 {
 	struct xt_syncookie_tginfo *info = par->targinfo;
 	unsigned int maxlen = par->family == NFPROTO_IPV6 ? 128 : 32;
+	struct nfg_sc_net *sn;
 
 	if (strcmp(par->table, "raw")) {
 		pr_info_ratelimited("SYNCOOKIE: only valid in the raw table, not %s\n",
@@ -1220,6 +1226,10 @@ static int syncookie_tg_check(const struct xt_tgchk_param *par)
 		return -EINVAL;
 	}
 	nfg_sc_prefix_mask(info->mask, info->prefix);
+	/* the netns' first rule makes its state; it stays until netns exit */
+	sn = nfg_sc_pernet_get(par->net);
+	if (IS_ERR(sn))
+		return PTR_ERR(sn);
 	if (info->mode == XT_SYNCOOKIE_MODE_PROXY)
 		return syncookie_proxy_get(par->net, par->family);
 	return 0;

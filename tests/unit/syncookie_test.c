@@ -400,9 +400,9 @@ static void test_al_masking(void)
 
 	nfg_sc_prefix_mask(mask, 24);
 	addr4[0] = (__force u32)cpu_to_be32(0x0a000105);
-	nfg_sc_key_make(&k1, addr4, 2, mask);
+	nfg_sc_key_make(&k1, addr4, 2, mask, 24);
 	addr4[0] = (__force u32)cpu_to_be32(0x0a0001fe);
-	nfg_sc_key_make(&k2, addr4, 2, mask);
+	nfg_sc_key_make(&k2, addr4, 2, mask, 24);
 	CHECK(nfg_sc_key_eq(&k1, &k2));
 	CHECK_EQ(be32_to_cpu(k1.w[0]), 0x0a000100);
 	nfg_sc_prefix_mask(mask, 64);
@@ -410,7 +410,7 @@ static void test_al_masking(void)
 	CHECK_EQ(mask[1], ~0U);
 	CHECK_EQ(mask[2], 0);
 	addr6[0] = 1; addr6[1] = 2; addr6[2] = 3; addr6[3] = 4;
-	nfg_sc_key_make(&k1, addr6, 10, mask);
+	nfg_sc_key_make(&k1, addr6, 10, mask, 64);
 	CHECK_EQ(k1.w[0], 1);
 	CHECK_EQ(k1.w[1], 2);
 	CHECK_EQ(k1.w[2], 0);
@@ -422,6 +422,33 @@ static void test_al_masking(void)
 	nfg_sc_prefix_mask(mask, 32);
 	CHECK_EQ(mask[0], ~0U);
 	CHECK_EQ(mask[1], 0);
+}
+
+/* The prefix length is part of the key: a /24 entry is not the /16 around it. */
+static void test_al_prefix_key(void)
+{
+	u32 mask[4], addr4[4] = { 0 };
+	struct nfg_sc_allowlist al;
+	struct nfg_sc_key k24, k16;
+	unsigned int ev;
+
+	addr4[0] = (__force u32)cpu_to_be32(0x0a010007);
+	nfg_sc_prefix_mask(mask, 24);
+	nfg_sc_key_make(&k24, addr4, 2, mask, 24);
+	nfg_sc_prefix_mask(mask, 16);
+	nfg_sc_key_make(&k16, addr4, 2, mask, 16);
+	CHECK_EQ(k24.w[0], k16.w[0]);
+	CHECK(!nfg_sc_key_eq(&k24, &k16));
+	CHECK_EQ(nfg_sc_al_init(&al, 1, 16, 1), 0);
+	CHECK_EQ(nfg_sc_al_add(&al, &k24, 100, 10, &ev), 0);
+	CHECK(nfg_sc_al_lookup(&al, &k24, 101));
+	CHECK(!nfg_sc_al_lookup(&al, &k16, 101));
+	CHECK_EQ(nfg_sc_al_add(&al, &k16, 100, 10, &ev), 0);
+	CHECK_EQ(atomic_read(&al.count), 2);
+	CHECK(nfg_sc_al_del(&al, &k24));
+	CHECK(!nfg_sc_al_lookup(&al, &k24, 101));
+	CHECK(nfg_sc_al_lookup(&al, &k16, 101));
+	nfg_sc_al_destroy(&al);
 }
 
 /* Full table: the least recently used entry goes, a used one stays. */
@@ -703,6 +730,7 @@ int main(void)
 	run("al_init_checks", test_al_init_checks);
 	run("al_add_lookup_expire", test_al_add_lookup_expire);
 	run("al_masking", test_al_masking);
+	run("al_prefix_key", test_al_prefix_key);
 	run("al_evict_lru", test_al_evict_lru);
 	run("al_bounded", test_al_bounded);
 	run("al_enomem", test_al_enomem);
