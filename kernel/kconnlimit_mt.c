@@ -11,9 +11,10 @@
  * Verdicts are connlimit's: the key's connection count (the packet's own
  * connection included) is compared with the limit: --kconnlimit-above
  * matches when it is greater, --kconnlimit-upto when it is not. The packet
- * that creates a conntrack inserts it (slot lock); every other packet only
- * reads the count (no lock). At the netns's cap or without memory the
- * packet is dropped.
+ * that creates a conntrack inserts it (slot lock); every other packet reads
+ * the count, after checking the key's connections if it is the key's first
+ * packet in this jiffy (slot lock, if free). At the netns's cap or without
+ * memory the packet is dropped.
  */
 #include "nfg_compat.h"
 
@@ -331,7 +332,15 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 			return false;
 		}
 	} else {
-		count = nfg_kcl_count(&inst->table, &key);
+		/*
+		 * Any other packet: connections of the key that ended since
+		 * its last walk must not count (as connlimit, which checks a
+		 * key's list at most once a jiffy too).
+		 */
+		env.net = xt_net(par);
+		env.grace = NFG_KCL_GRACE_INSERT;
+		count = nfg_kcl_count_check(&inst->table, &key, (u32)jiffies,
+					    &env);
 	}
 
 	over = count > info->limit;

@@ -12,11 +12,13 @@
 #   connections (cap_hits) but not those of another netns; max_conns above
 #   LONG_MAX means "no cap", not "drop everything"; rule instance ids are
 #   numbered per netns (they must not show another netns's activity).
+# - exact: counts exact at every packet, verdicts equal to connlimit's on
+#   random open/close sequences (see part_exact).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need socat conntrack iptables-legacy iptables-nft ip6tables-nft nfg-kcl-nfqueue
+nfg_need socat conntrack iptables-legacy iptables-nft ip6tables-nft nfg-kcl-nfqueue nfg-kcl-race
 
 nfg_load_modules xt_kconnlimit
 modprobe nfnetlink_queue || nfg_fail "modprobe nfnetlink_queue"
@@ -130,8 +132,91 @@ part_cap() {
 	nfg_ipt "$NFG_NS_S" legacy 4 -F INPUT
 }
 
+# connlimit and kconnlimit side by side on the same packets: each pair of
+# rules marks what each match said, and a mark rule counts the packets on
+# which they disagree. Six pairs per table (with and without --syn, saddr
+# and daddr, masks /32 /30 /0, above and upto), in a legacy and an nft
+# table of each family in the server's INPUT, under a seeded random
+# sequence of opens and closes (resets, and FIN exchanges), one event after
+# the other (nfg-kcl-race: no settle time, only the next clock tick, which
+# connlimit's own once-a-jiffy check needs). Counts must be exact at every
+# packet: no disagreement at all, and each pair must have matched some
+# packets and not others. Resets are left out of the pairs without --syn:
+# connlimit drops them when they end their key's last connection.
+exact_variants=("--syn s 32 128 above 1" "- s 32 128 above 1" "- s 30 126 above 2"
+	"- d 32 128 above 2" "--syn d 32 128 upto 2" "- s 0 0 above 8")
+part_exact() {
+	local seed=${NFG_KCL_SEED:-$(((RANDOM << 15) | RANDOM))} events=${NFG_KCL_EVENTS:-400}
+	local v fam base k syn key m4 m6 op lim m bc bk in out save tag cnt all bad=0 i
+	for i in 0 1 2 3 4 5 6 7; do
+		ip -n "$NFG_NS_C" addr add 10.0.1.1$i/24 dev eth0
+		ip -n "$NFG_NS_C" addr add fd00:1::1$i/64 dev eth0 nodad
+	done
+	for i in 0 1 2 3; do
+		ip -n "$NFG_NS_S" addr add 10.0.2.1$i/24 dev eth0
+		ip -n "$NFG_NS_S" addr add fd00:2::1$i/64 dev eth0 nodad
+	done
+	for v in legacy nft; do
+		for fam in 4 6; do
+			base=0
+			[ $v = nft ] && base=16
+			in="*filter"$'\n'":KCLCMP - [0:0]"$'\n'
+			in+="-A INPUT -p tcp --dport 5006 -m comment --comment all -j KCLCMP"$'\n'
+			in+="-A KCLCMP -j MARK --set-xmark 0/$((0xfff << base))"$'\n'
+			out=""
+			for k in 0 1 2 3 4 5; do
+				read -r syn key m4 m6 op lim <<<"${exact_variants[$k]}"
+				# connlimit (Debian's nf_conncount_count_skb) drops a
+				# packet whose key's count is 0, e.g. the reset that ended
+				# the key's last connection: resets are not compared
+				[ "$syn" = - ] && syn="! --tcp-flags RST RST"
+				m=$m4
+				[ $fam = 6 ] && m=$m6
+				bc=$((1 << (base + 2 * k))) bk=$((1 << (base + 2 * k + 1)))
+				for e in connlimit kconnlimit; do
+					in+="-A KCLCMP -p tcp $syn -m $e --$e-$op $lim --$e-mask $m --$e-${key}addr"
+					in+=" -j MARK --or-mark $([ $e = connlimit ] && echo $bc || echo $bk)"$'\n'
+				done
+				out+="-A KCLCMP -m mark --mark $bc/$((bc | bk)) -m comment --comment x$k-c"$'\n'
+				out+="-A KCLCMP -m mark --mark $bk/$((bc | bk)) -m comment --comment x$k-k"$'\n'
+				out+="-A KCLCMP -m mark --mark $bk/$bk -m comment --comment o$k"$'\n'
+			done
+			printf '%sCOMMIT\n' "$in$out" | nfg_in "$NFG_NS_S" "$([ $fam = 4 ] && echo ip || echo ip6)tables-$v-restore" -w -n ||
+				nfg_fail "exact: $v IPv$fam rules"
+		done
+	done
+	nfg_log "exact: seed $seed (NFG_KCL_SEED=$seed reproduces), $events events"
+	nfg-kcl-race "$seed" "$events" "$NFG_NS_C" "$NFG_NS_S" 5006 || nfg_fail "exact: nfg-kcl-race"
+	for v in legacy nft; do
+		for fam in 4 6; do
+			save=$(nfg_in "$NFG_NS_S" "$([ $fam = 4 ] && echo ip || echo ip6)tables-$v-save" -c)
+			declare -A c=()
+			while read -r cnt tag; do c[$tag]=$cnt; done < <(
+				printf '%s\n' "$save" | sed -nE 's/^\[([0-9]+):[0-9]+\].* --comment "?([a-z0-9-]+)"?( .*)?$/\1 \2/p')
+			all=${c[all]:-0}
+			nfg_log "exact: $v IPv$fam: $all packets; per pair disagreements c>k k>c, kconnlimit matches:" \
+				"$(for k in 0 1 2 3 4 5; do printf '%s/%s/%s ' "${c[x$k-c]:-?}" "${c[x$k-k]:-?}" "${c[o$k]:-?}"; done)"
+			for k in 0 1 2 3 4 5; do
+				[ "${c[x$k-c]:-x}" = 0 ] && [ "${c[x$k-k]:-x}" = 0 ] || {
+					nfg_log "exact: $v IPv$fam pair $k (${exact_variants[$k]}): verdicts differ"
+					bad=1
+				}
+				[ "${c[o$k]:-0}" -gt 0 ] && [ "${c[o$k]:-0}" -lt "$all" ] || {
+					nfg_log "exact: $v IPv$fam pair $k: matched ${c[o$k]:-?} of $all packets (no coverage)"
+					bad=1
+				}
+			done
+			unset c
+			nfg_ipt "$NFG_NS_S" $v $fam -F INPUT
+			nfg_ipt "$NFG_NS_S" $v $fam -F KCLCMP
+			nfg_ipt "$NFG_NS_S" $v $fam -X KCLCMP
+		done
+	done
+	[ $bad = 0 ] || nfg_fail "exact: kconnlimit's verdicts differ from connlimit's (seed $seed)"
+}
+
 failed="" n=0
-for part in nfqueue zones cap; do
+for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact}; do
 	start=$SECONDS n=$((n + 1))
 	# a subshell per part: its connection ids (FIFO names) start apart
 	( NFG_CONN_SEQ=$((n * 1000)); "part_$part" ) || failed+=" $part"

@@ -40,6 +40,7 @@ static inline int spin_trylock(spinlock_t *x)
 }
 
 #define spin_lock_bh(x)			spin_lock(x)
+#define spin_trylock_bh(x)		spin_trylock(x)
 #define spin_unlock_bh(x)		spin_unlock(x)
 #define spin_lock_irq(x)		spin_lock(x)
 #define spin_unlock_irq(x)		spin_unlock(x)
