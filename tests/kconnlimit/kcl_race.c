@@ -5,7 +5,7 @@
  * kconnlimit's verdicts on the same packets
  * (tests/vm/cases/kconnlimit_hardening.sh, part "exact").
  *
- *   nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT
+ *   nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT [hold]
  *
  * Sources: 10.0.1.10-17 and fd00:1::10-17 (client), destinations
  * 10.0.2.10-13 and fd00:2::10-13 (server): the caller adds them. An open
@@ -18,7 +18,9 @@
  * as the previous one is done and the clock has ticked once
  * (CLOCK_MONOTONIC_COARSE moves with jiffies): connlimit checks a key's
  * list at most once per jiffy, and this keeps its own laziness out of the
- * comparison. Prints the seed and what it did.
+ * comparison. Prints the seed and what it did. With "hold", the
+ * connections still open after the events stay open until the process is
+ * killed (tests of netns teardown); the report line says when.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -153,8 +155,8 @@ int main(int argc, char **argv)
 	int port, v6, one = 1;
 	socklen_t len;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT\n");
+	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "hold"))) {
+		fprintf(stderr, "usage: nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT [hold]\n");
 		return 2;
 	}
 	seed = strtoul(argv[1], NULL, 0);
@@ -197,6 +199,12 @@ int main(int argc, char **argv)
 		if ((unsigned int)nconns > peak)
 			peak = nconns;
 		tick();
+	}
+	if (argc == 7) {
+		printf("holding %d connections\n", nconns);
+		fflush(stdout);
+		for (;;)
+			pause();
 	}
 	while (nconns)
 		do_close(0, 1);

@@ -14,6 +14,8 @@
 #   numbered per netns (they must not show another netns's activity).
 # - exact: counts exact at every packet, verdicts equal to connlimit's on
 #   random open/close sequences (see part_exact).
+# - netexit: a netns with counted connections is torn down promptly, its
+#   conntracks not held until the next sweep (see part_netexit).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
@@ -215,8 +217,61 @@ part_exact() {
 	[ $bad = 0 ] || nfg_fail "exact: kconnlimit's verdicts differ from connlimit's (seed $seed)"
 }
 
+# A netns whose rules hold established connections is torn down while the
+# sweep is 60 s away: the table's references on its conntracks must not
+# hold up the netns cleanup (conntrack's exit waits for every conntrack of
+# the netns to be freed, and may run before the exit that destroys our
+# rules: pernet exits run in reverse order of module load, logged below).
+# The rules, their keys and connections must be freed well before the
+# sweep could have done it. (Without the fix this fails only when
+# nf_conntrack was loaded after iptable_filter and nf_tables, e.g. when a
+# ruleset without conntrack was loaded first; the order is logged.)
+part_netexit() {
+	local ns=nfg-kclx old l0 out pid i order
+	old=$(cat $p/gc_interval_ms)
+	nfg_on_exit "echo $old >$p/gc_interval_ms"
+	echo 60000 >$p/gc_interval_ms || nfg_fail "netexit: set gc_interval_ms"
+	# the sweep after this one (at most 0.5 s away) is 60 s later
+	local tset=$SECONDS
+	l0=$(cat $p/live_objects)
+	ip netns add $ns || nfg_fail "netexit: netns"
+	nfg_on_exit "ip netns del $ns 2>/dev/null"
+	ip -n $ns link set lo up
+	for i in 0 1 2 3 4 5 6 7; do
+		ip -n $ns addr add 10.0.1.1$i/32 dev lo
+		ip -n $ns addr add fd00:1::1$i/128 dev lo nodad
+	done
+	for i in 0 1 2 3; do
+		ip -n $ns addr add 10.0.2.1$i/32 dev lo
+		ip -n $ns addr add fd00:2::1$i/128 dev lo nodad
+	done
+	nfg_ipt $ns legacy 4 -A OUTPUT -p tcp --dport 5007 -m kconnlimit --kconnlimit-above 1000 ||
+		nfg_fail "netexit: legacy rule"
+	nfg_ipt $ns nft 6 -A OUTPUT -p tcp --dport 5007 -m kconnlimit --kconnlimit-above 1000 ||
+		nfg_fail "netexit: nft rule"
+	out=$NFG_WORK/hold.out
+	nfg-kcl-race 7 80 $ns $ns 5007 hold >"$out" 2>&1 &
+	pid=$!
+	nfg_wait_until 120 grep -q holding "$out" || nfg_fail "netexit: nfg-kcl-race: $(cat "$out")"
+	nfg_log "netexit: $(cat "$out"); $(ip netns exec $ns cat /proc/net/stat/nfguard_kconnlimit | tr '\n' ';')"
+	# /proc/modules lists the newest first: the later-loaded's exit runs first
+	order=$(grep -nE '^(nf_conntrack|iptable_filter|nf_tables) ' /proc/modules | tr '\n' ' ')
+	nfg_log "netexit: module load order (newest first): $order"
+	ip netns del $ns
+	kill $pid
+	wait $pid 2>/dev/null
+	local t0=$SECONDS left=$((tset + 58 - SECONDS))
+	# Freed before the sweep could have done it: wait until 2 s before it,
+	# no longer (the generic floor would reach the sweep).
+	[ $left -ge 20 ] || nfg_fail "netexit: setup took too long ($((SECONDS - tset)) s) to tell"
+	nfg__wait_exact $left eval "[ \$(cat $p/live_objects) = $l0 ]" ||
+		nfg_fail "netexit: live objects $(cat $p/live_objects), $l0 before: the netns's rules were not freed in $left s, before the sweep"
+	nfg_log "netexit: rules and connections freed $((SECONDS - t0)) s after the netns went"
+	echo "$old" >$p/gc_interval_ms
+}
+
 failed="" n=0
-for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact}; do
+for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact netexit}; do
 	start=$SECONDS n=$((n + 1))
 	# a subshell per part: its connection ids (FIFO names) start apart
 	( NFG_CONN_SEQ=$((n * 1000)); "part_$part" ) || failed+=" $part"
