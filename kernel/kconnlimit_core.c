@@ -96,7 +96,10 @@
  *   NFG_KCL_GC_HEAD entries from the head are checked.
  * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
  *   gc_interval_ms, so memory (and references) of keys that see no more
- *   packets are given back, and the CLI's counts drop.
+ *   packets are given back, and the CLI's counts drop. It checks at most
+ *   NFG_KCL_GC_BATCH entries per hold of a slot lock (BHs off, packets of
+ *   the slot waiting): a longer key is continued after letting go, its
+ *   unchecked entries being at the head (checked ones are rotated).
  * References are released after the slot lock is dropped.
  *
  * Memory bound: a cap (nfg_kcl_max_conns, compared unsigned: a huge value
@@ -553,13 +556,33 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	return found;
 }
 
+/*
+ * Slot @slot's lock held: find @key's node on the chain; @link is set to
+ * the link that points to it.
+ */
+static struct nfg_kcl_node *
+nfg_kcl_find_locked(struct nfg_kcl_table *t, u32 slot,
+		    const struct nfg_kcl_key *key, spinlock_t *lock,
+		    struct nfg_kcl_node __rcu ***link)
+{
+	struct nfg_kcl_node *n;
+
+	for (*link = &t->slots[slot];
+	     (n = rcu_dereference_protected(**link, lockdep_is_held(lock)));
+	     *link = &n->next)
+		if (nfg_kcl_key_eq(&n->key, key))
+			return n;
+	return NULL;
+}
+
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			const void *env)
 {
-	unsigned int evicted = 0, here;
-	struct nfg_kcl_conn *c, *tmp;
+	unsigned int evicted = 0, here, held, todo;
 	struct nfg_kcl_node __rcu **link;
 	struct nfg_kcl_node *node;
+	struct nfg_kcl_key key;
+	struct nfg_kcl_conn *c;
 	spinlock_t *lock;	/* the current slot's lock */
 	LIST_HEAD(dead);
 	u32 slot, end;
@@ -570,27 +593,59 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			continue;
 		lock = nfg_kcl_lock(t, slot);
 		here = 0;
+		held = 0;	/* entries checked in this lock hold */
 		spin_lock_bh(lock);
 		link = &t->slots[slot];
 		while ((node = rcu_dereference_protected(*link,
 							 lockdep_is_held(lock)))) {
-			list_for_each_entry_safe(c, tmp, &node->conns, node) {
+			/*
+			 * From the head, live ones rotated to the tail: after
+			 * a break, the entries not checked yet are at the head.
+			 */
+			todo = node->count;
+			while (todo) {
+				if (held == NFG_KCL_GC_BATCH) {
+					/*
+					 * Bound the time packets of this slot
+					 * wait for the lock (and BHs are off):
+					 * let go, then find the node again.
+					 */
+					key = node->key;
+					spin_unlock_bh(lock);
+					nfg_kcl_release_list(&dead);
+					cond_resched();
+					held = 0;
+					spin_lock_bh(lock);
+					node = nfg_kcl_find_locked(t, slot, &key,
+								   lock, &link);
+					if (!node)
+						goto next_slot;
+					todo = min(todo, node->count);
+					continue;
+				}
+				c = list_first_entry(&node->conns,
+						     struct nfg_kcl_conn, node);
 				if (nfg_kcl_conn_dead(c, env)) {
 					nfg_kcl_evict(t, node, c, &dead);
 					here++;
+				} else {
+					list_move_tail(&c->node, &node->conns);
 				}
+				todo--;
+				held++;
 			}
 			if (!node->count)
 				nfg_kcl_unlink(t, link, node, lock);
 			else
 				link = &node->next;
 		}
+next_slot:
 		spin_unlock_bh(lock);
 		if (here) {
 			this_cpu_add(t->stats->gc_evictions, here);
-			nfg_kcl_release_list(&dead);
 			evicted += here;
 		}
+		nfg_kcl_release_list(&dead);
 	}
 	return evicted;
 }

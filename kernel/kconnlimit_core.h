@@ -33,6 +33,8 @@
  */
 #define NFG_KCL_WALK		256
 #define NFG_KCL_WALK_ADDS	64
+/* Sweep: entries checked per hold of a slot lock, at most. */
+#define NFG_KCL_GC_BATCH	1024
 
 /*
  * A masked address: IPv4 in w[0] (w[1..3] zero), IPv6 in w[0..3], both in
@@ -192,8 +194,9 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 
 /*
  * Check every connection in slots [@first, @first + @n) and forget those
- * that ended (@env as for nfg_kcl_add()). Returns how many were forgotten.
- * Process context or BH.
+ * that ended (@env as for nfg_kcl_add()), letting go of the slot lock
+ * every NFG_KCL_GC_BATCH entries. Returns how many were forgotten.
+ * Process context (may reschedule).
  */
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			const void *env);

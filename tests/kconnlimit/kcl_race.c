@@ -21,6 +21,12 @@
  * comparison. Prints the seed and what it did. With "hold", the
  * connections still open after the events stay open until the process is
  * killed (tests of netns teardown); the report line says when.
+ *
+ *   nfg-kcl-race flood N NETNS ADDR
+ *
+ * Starts N connections from NETNS to ADDR (IPv4, SYNs that nobody
+ * answers), every other one to port 9 and the others to port 10, says
+ * "flooding N" and holds them until killed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,6 +155,32 @@ static void do_close(int k, int rst)
 	conns[k] = conns[--nconns];
 }
 
+static int flood(int argc, char **argv)
+{
+	struct rlimit rl = { 65536, 65536 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int i, n, fd;
+
+	if (argc != 5)
+		return 2;
+	n = atoi(argv[2]);
+	enter(argv[3]);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	inet_pton(AF_INET, argv[4], &sa.sin_addr);
+	for (i = 0; i < n; i++) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			die("socket");
+		sa.sin_port = htons(9 + (i & 1));
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS)
+			die("connect");
+	}
+	printf("flooding %d\n", n);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int seed, events, e, opens = 0, rsts = 0, fins = 0, peak = 0;
@@ -155,6 +188,8 @@ int main(int argc, char **argv)
 	int port, v6, one = 1;
 	socklen_t len;
 
+	if (argc > 1 && !strcmp(argv[1], "flood"))
+		return flood(argc, argv);
 	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "hold"))) {
 		fprintf(stderr, "usage: nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT [hold]\n");
 		return 2;

@@ -16,6 +16,8 @@
 #   random open/close sequences (see part_exact).
 # - netexit: a netns with counted connections is torn down promptly, its
 #   conntracks not held until the next sweep (see part_netexit).
+# - gcbatch: the sweep of one huge key, done in bounded lock holds, keeps
+#   its count right (see part_gcbatch).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
@@ -270,8 +272,40 @@ part_netexit() {
 	echo "$old" >$p/gc_interval_ms
 }
 
+# One huge key (mask 0, 3000 connections: the sweep lets go of the slot
+# lock every 1024 checks, unit test gc_batch): after half of them are
+# deleted from conntrack (the SYNs' sockets closed first: no
+# retransmission recreates them), the sweep forgets exactly that half and the key
+# stays (counts right across the sweep's breaks).
+part_gcbatch() {
+	local ns=nfg-kclg n=3000 out pid
+	ip netns add $ns || nfg_fail "gcbatch: netns"
+	nfg_on_exit "ip netns del $ns 2>/dev/null"
+	ip -n $ns link set lo up
+	ip -n $ns link add d0 type dummy
+	ip -n $ns link set d0 up
+	ip -n $ns addr add 10.9.0.1/24 dev d0
+	nfg_ipt $ns legacy 4 -A OUTPUT -p tcp --syn -m kconnlimit --kconnlimit-above 100000 \
+		--kconnlimit-mask 0 --kconnlimit-name huge || nfg_fail "gcbatch: rule"
+	huge() { ip netns exec $ns cat /proc/net/stat/nfguard_kconnlimit | awk -v c="$1" '$2 == "huge" { print $c }'; }
+	out=$NFG_WORK/flood.out
+	nfg-kcl-race flood $n $ns 10.9.0.2 >"$out" 2>&1 &
+	pid=$!
+	nfg_wait_until 120 grep -q flooding "$out" || nfg_fail "gcbatch: nfg-kcl-race: $(cat "$out")"
+	nfg_assert_eq $n "$(huge 7)" "gcbatch: connections remembered under the one key"
+	# no more SYN retransmissions (they would make new conntracks)
+	kill $pid
+	wait $pid 2>/dev/null
+	ip netns exec $ns conntrack -D -p tcp --dport 9 >/dev/null 2>&1 || nfg_fail "gcbatch: conntrack -D"
+	nfg_wait_until 60 eval "[ \"\$(huge 7)\" = $((n / 2)) ]" ||
+		nfg_fail "gcbatch: $(huge 7) connections remembered after the sweep, expected $((n / 2))"
+	nfg_assert_eq 1 "$(huge 6)" "gcbatch: keys"
+	nfg_log "gcbatch: $(huge 7) of $n left after deleting half, evictions $(huge 11)"
+	ip netns del $ns
+}
+
 failed="" n=0
-for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact netexit}; do
+for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact netexit gcbatch}; do
 	start=$SECONDS n=$((n + 1))
 	# a subshell per part: its connection ids (FIFO names) start apart
 	( NFG_CONN_SEQ=$((n * 1000)); "part_$part" ) || failed+=" $part"
