@@ -24,8 +24,10 @@ struct nfg_kcl_instance {
 	struct list_head	list;	/* nfg_kcl_instances, under nfg_kcl_mutex */
 	possible_net_t		net;
 	/*
-	 * Under nfg_kcl_mutex: cleared by the netns's pre_exit, after which
-	 * the worker no longer passes @net to conntrack lookups.
+	 * Written under nfg_kcl_mutex: cleared by the netns's pre_exit, after
+	 * which the worker no longer passes @net to conntrack lookups; read
+	 * by the packet path under a slot lock (READ_ONCE), which then
+	 * resolves nothing (no new reference once pre_exit drained the slot).
 	 */
 	bool			net_alive;
 	u32			id;

@@ -27,9 +27,11 @@
  *
  * Reads: counting a key (every packet that does not create a connection)
  * walks the chain under RCU and reads node->count with READ_ONCE(): no
- * lock, no atomic write. Chains are singly linked RCU lists; a node is
- * unlinked under its slot lock and freed after a grace period, so a reader
- * holding a pointer to it can still follow ->next.
+ * lock, no atomic write, except for the key's first count in a clock tick
+ * (the environment's: jiffies), which walks the key first (below). Chains
+ * are singly linked RCU lists; a node is unlinked under its slot lock and
+ * freed after a grace period, so a reader holding a pointer to it can
+ * still follow ->next.
  *
  * Writes: the packet that creates a connection (conntrack not yet
  * confirmed) inserts it under the slot lock: find or create the node,
@@ -75,16 +77,29 @@
  * and dying (killed or timed out), expired, or TCP in TIME_WAIT or CLOSE
  * (as nf_conncount: closed connections do not count).
  *
- * GC: bounded on insert, complete in a worker.
+ * GC: at count time per key, as nf_conncount, and complete in a worker.
+ * - A key's walk checks its list from the head, at most NFG_KCL_WALK
+ *   entries, forgets those that ended and rotates live ones to the tail
+ *   (a longer key is covered by successive walks), and records the tick.
+ *   The key's first packet in a tick walks it before reading the count, so
+ *   a connection that ended no longer counts for the next packet of its
+ *   key: verdicts are connlimit's, which checks a key's list at most once
+ *   a jiffy too. The walk takes the slot lock only if it is free (its
+ *   holder is walking or inserting the same slot): packets of one key never
+ *   wait for each other, and the cost per packet is bounded.
  * - On insert, the key's list is checked from the tail (the newest
  *   entries: the most likely to be abandoned unconfirmed connections whose
- *   SYN the rule dropped) for up to NFG_KCL_GC_TAIL entries, and from the
- *   head for up to NFG_KCL_GC_HEAD entries; live head entries are rotated to
- *   the tail, so successive inserts walk the whole list over time. The cost
- *   per insert is constant, whatever the count.
+ *   SYN the rule dropped) for up to NFG_KCL_GC_TAIL entries, then walked as
+ *   above, unless it was walked in this tick already and took fewer than
+ *   NFG_KCL_WALK_ADDS inserts since (a burst of one key's new connections
+ *   pays one walk per tick, as connlimit's insert); then only
+ *   NFG_KCL_GC_HEAD entries from the head are checked.
  * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
- *   gc_interval_ms, so counts read by established packets and shown by the
- *   CLI drop promptly even when no new connection comes for the key.
+ *   gc_interval_ms, so memory (and references) of keys that see no more
+ *   packets are given back, and the CLI's counts drop. It checks at most
+ *   NFG_KCL_GC_BATCH entries per hold of a slot lock (BHs off, packets of
+ *   the slot waiting): a longer key is continued after letting go, its
+ *   unchecked entries being at the head (checked ones are rotated).
  * References are released after the slot lock is dropped.
  *
  * Memory bound: a cap (nfg_kcl_max_conns, compared unsigned: a huge value
@@ -102,9 +117,8 @@
  *
  * Duplicates: the creating packet passes a given rule once; if the same
  * unconfirmed conntrack comes back to the rule (a chain jumped to twice),
- * the key's newest entry has its identity and it is not added again. The
- * check comes before the insert-time GC, whose rotation moves older entries
- * behind the newest one.
+ * the key's newest entry (node->newest, not the tail: walks rotate older
+ * entries behind it) has its identity and it is not added again.
  */
 #include "nfg_compat.h"
 
@@ -237,6 +251,8 @@ static void nfg_kcl_evict(struct nfg_kcl_table *t, struct nfg_kcl_node *n,
 {
 	list_del(&c->node);
 	list_add_tail(&c->node, dead);
+	if (n->newest == c)
+		n->newest = NULL;
 	WRITE_ONCE(n->count, n->count - 1);
 	atomic_dec(&t->conns);
 	/* Now, not at the free: an insert after us in this lock sees the room. */
@@ -258,10 +274,45 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 	call_rcu(&n->rcu, nfg_kcl_node_free_rcu);
 }
 
-/* Slot lock held: bounded GC of one node before an insert. */
+/*
+ * Slot lock held: check up to @head entries of @n from its head and forget
+ * those that ended; live ones are rotated to the tail, so that successive
+ * walks cover a key longer than @head (a key no longer than that keeps its
+ * order). With @head = NFG_KCL_WALK this is the key's walk: @now is
+ * recorded as its time.
+ */
+static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
+				 struct nfg_kcl_node *n, unsigned int head,
+				 struct list_head *dead, const void *env,
+				 u32 now)
+{
+	const bool whole = head >= n->count;
+	unsigned int evicted = 0, i;
+	struct nfg_kcl_conn *c;
+
+	head = min(head, n->count);
+	for (i = 0; i < head; i++) {
+		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
+		if (nfg_kcl_conn_dead(c, env)) {
+			nfg_kcl_evict(t, n, c, dead);
+			evicted++;
+		} else {
+			list_move_tail(&c->node, &n->conns);
+		}
+	}
+	/* A bounded walk of a long key counts as its walk of this tick. */
+	if (whole || head == NFG_KCL_WALK) {
+		WRITE_ONCE(n->walked, now);
+		n->adds = 0;
+	}
+	return evicted;
+}
+
+/* Slot lock held: GC of one node before an insert at @now. */
 static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 				      struct nfg_kcl_node *n,
-				      struct list_head *dead, const void *env)
+				      struct list_head *dead, const void *env,
+				      u32 now)
 {
 	struct nfg_kcl_conn *c;
 	unsigned int evicted = 0, i;
@@ -274,18 +325,15 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
 	}
-	/* Oldest next; live ones go to the tail so the next insert goes on. */
-	for (i = 0; i < NFG_KCL_GC_HEAD && i < n->count; i++) {
-		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_conn_dead(c, env)) {
-			nfg_kcl_evict(t, n, c, dead);
-			evicted++;
-		} else {
-			list_del(&c->node);
-			list_add_tail(&c->node, &n->conns);
-		}
-	}
-	return evicted;
+	/*
+	 * Then the oldest: the key's walk, as on a count, unless it was
+	 * walked in this tick already and took few inserts since (a burst of
+	 * new connections of one key pays one walk per tick, as connlimit's
+	 * insert; the few head entries checked still move on).
+	 */
+	if (READ_ONCE(n->walked) != now || n->adds >= NFG_KCL_WALK_ADDS)
+		return evicted + nfg_kcl_walk(t, n, NFG_KCL_WALK, dead, env, now);
+	return evicted + nfg_kcl_walk(t, n, NFG_KCL_GC_HEAD, dead, env, now);
 }
 
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
@@ -309,19 +357,13 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 			break;
 
 	if (n) {
-		/*
-		 * Before the GC, which rotates live head entries to the tail:
-		 * afterwards the tail is no longer the newest entry.
-		 */
-		if (!list_empty(&n->conns)) {
-			c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-			if (!memcmp(&c->id, id, sizeof(*id))) {
-				*count = n->count;
-				ret = 1;
-				goto out_unlock;
-			}
+		/* Not the tail: walks rotate live entries behind the newest. */
+		if (n->newest && !memcmp(&n->newest->id, id, sizeof(*id))) {
+			*count = n->count;
+			ret = 1;
+			goto out_unlock;
 		}
-		evicted = nfg_kcl_gc_insert(t, n, &dead, env);
+		evicted = nfg_kcl_gc_insert(t, n, &dead, env, stamp);
 	}
 
 	/* Unsigned: a cap above LONG_MAX is no cap, not a negative one. */
@@ -344,6 +386,9 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		}
 		n->key = *key;
 		n->count = 0;
+		/* Never walked: the key's next count checks its entry. */
+		n->walked = stamp - 1;
+		n->adds = 0;
 		INIT_LIST_HEAD(&n->conns);
 		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
 								    lockdep_is_held(lock)));
@@ -357,6 +402,8 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	c->stamp = stamp;
 	c->id = *id;
 	list_add_tail(&c->node, &n->conns);
+	n->newest = c;
+	n->adds++;
 	WRITE_ONCE(n->count, n->count + 1);
 	*count = n->count;
 	atomic_inc(&t->conns);
@@ -399,6 +446,82 @@ unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
 	return count;
 }
 
+/*
+ * Slot lock held: unlink @n (count zero) from the chain of @slot, finding
+ * the link that points to it.
+ */
+static void nfg_kcl_unlink_node(struct nfg_kcl_table *t, u32 slot,
+				struct nfg_kcl_node *n, spinlock_t *lock)
+{
+	struct nfg_kcl_node __rcu **link = &t->slots[slot];
+	struct nfg_kcl_node *p;
+
+	while ((p = rcu_dereference_protected(*link, lockdep_is_held(lock)))) {
+		if (p == n) {
+			nfg_kcl_unlink(t, link, n, lock);
+			return;
+		}
+		link = &p->next;
+	}
+	/* A node with connections is on its chain. */
+	WARN_ON_ONCE(1);
+}
+
+/*
+ * RCU read side: walk @n, found on @slot's chain, unless its lock is busy
+ * (its holder is walking or inserting: the count it leaves is as fresh) or
+ * another CPU walked it in this tick meanwhile. Returns the count.
+ */
+static unsigned int nfg_kcl_recheck(struct nfg_kcl_table *t, u32 slot,
+				    struct nfg_kcl_node *n, u32 now,
+				    const void *env, struct list_head *dead,
+				    unsigned int *evicted)
+{
+	spinlock_t *lock = nfg_kcl_lock(t, slot);
+	unsigned int count;
+
+	if (!spin_trylock_bh(lock))
+		return READ_ONCE(n->count);
+	/* Zero: unlinked since we found it (nodes never refill). */
+	if (n->count && n->walked != now) {
+		*evicted = nfg_kcl_walk(t, n, NFG_KCL_WALK, dead, env, now);
+		if (!n->count)
+			nfg_kcl_unlink_node(t, slot, n, lock);
+	}
+	count = n->count;
+	spin_unlock_bh(lock);
+	return count;
+}
+
+unsigned int nfg_kcl_count_check(struct nfg_kcl_table *t,
+				 const struct nfg_kcl_key *key, u32 now,
+				 const void *env)
+{
+	u32 slot = nfg_kcl_hash(t, key);
+	unsigned int count = 0, evicted = 0;
+	struct nfg_kcl_node *n;
+	LIST_HEAD(dead);
+
+	rcu_read_lock();
+	for (n = rcu_dereference(t->slots[slot]); n;
+	     n = rcu_dereference(n->next)) {
+		if (!nfg_kcl_key_eq(&n->key, key))
+			continue;
+		if (READ_ONCE(n->walked) == now)
+			count = READ_ONCE(n->count);
+		else
+			count = nfg_kcl_recheck(t, slot, n, now, env, &dead,
+						&evicted);
+		break;
+	}
+	rcu_read_unlock();
+	if (evicted) {
+		this_cpu_add(t->stats->gc_evictions, evicted);
+		nfg_kcl_release_list(&dead);
+	}
+	return count;
+}
+
 bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		    const struct nfg_kcl_ident *id)
 {
@@ -433,13 +556,33 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	return found;
 }
 
+/*
+ * Slot @slot's lock held: find @key's node on the chain; @link is set to
+ * the link that points to it.
+ */
+static struct nfg_kcl_node *
+nfg_kcl_find_locked(struct nfg_kcl_table *t, u32 slot,
+		    const struct nfg_kcl_key *key, spinlock_t *lock,
+		    struct nfg_kcl_node __rcu ***link)
+{
+	struct nfg_kcl_node *n;
+
+	for (*link = &t->slots[slot];
+	     (n = rcu_dereference_protected(**link, lockdep_is_held(lock)));
+	     *link = &n->next)
+		if (nfg_kcl_key_eq(&n->key, key))
+			return n;
+	return NULL;
+}
+
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			const void *env)
 {
-	unsigned int evicted = 0, here;
-	struct nfg_kcl_conn *c, *tmp;
+	unsigned int evicted = 0, here, held, todo;
 	struct nfg_kcl_node __rcu **link;
 	struct nfg_kcl_node *node;
+	struct nfg_kcl_key key;
+	struct nfg_kcl_conn *c;
 	spinlock_t *lock;	/* the current slot's lock */
 	LIST_HEAD(dead);
 	u32 slot, end;
@@ -450,27 +593,59 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			continue;
 		lock = nfg_kcl_lock(t, slot);
 		here = 0;
+		held = 0;	/* entries checked in this lock hold */
 		spin_lock_bh(lock);
 		link = &t->slots[slot];
 		while ((node = rcu_dereference_protected(*link,
 							 lockdep_is_held(lock)))) {
-			list_for_each_entry_safe(c, tmp, &node->conns, node) {
+			/*
+			 * From the head, live ones rotated to the tail: after
+			 * a break, the entries not checked yet are at the head.
+			 */
+			todo = node->count;
+			while (todo) {
+				if (held == NFG_KCL_GC_BATCH) {
+					/*
+					 * Bound the time packets of this slot
+					 * wait for the lock (and BHs are off):
+					 * let go, then find the node again.
+					 */
+					key = node->key;
+					spin_unlock_bh(lock);
+					nfg_kcl_release_list(&dead);
+					cond_resched();
+					held = 0;
+					spin_lock_bh(lock);
+					node = nfg_kcl_find_locked(t, slot, &key,
+								   lock, &link);
+					if (!node)
+						goto next_slot;
+					todo = min(todo, node->count);
+					continue;
+				}
+				c = list_first_entry(&node->conns,
+						     struct nfg_kcl_conn, node);
 				if (nfg_kcl_conn_dead(c, env)) {
 					nfg_kcl_evict(t, node, c, &dead);
 					here++;
+				} else {
+					list_move_tail(&c->node, &node->conns);
 				}
+				todo--;
+				held++;
 			}
 			if (!node->count)
 				nfg_kcl_unlink(t, link, node, lock);
 			else
 				link = &node->next;
 		}
+next_slot:
 		spin_unlock_bh(lock);
 		if (here) {
 			this_cpu_add(t->stats->gc_evictions, here);
-			nfg_kcl_release_list(&dead);
 			evicted += here;
 		}
+		nfg_kcl_release_list(&dead);
 	}
 	return evicted;
 }

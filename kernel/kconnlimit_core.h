@@ -26,6 +26,15 @@
 /* Per insert: entries checked from the tail, and from the head (rotated). */
 #define NFG_KCL_GC_TAIL		2
 #define NFG_KCL_GC_HEAD		4
+/*
+ * A key's walk (its first packet in a clock tick, or an insert after
+ * NFG_KCL_WALK_ADDS inserts in one tick): entries checked from the head
+ * (rotated), at most.
+ */
+#define NFG_KCL_WALK		256
+#define NFG_KCL_WALK_ADDS	64
+/* Sweep: entries checked per hold of a slot lock, at most. */
+#define NFG_KCL_GC_BATCH	1024
 
 /*
  * A masked address: IPv4 in w[0] (w[1..3] zero), IPv6 in w[0..3], both in
@@ -77,7 +86,12 @@ struct nfg_kcl_node {
 	struct nfg_kcl_node __rcu *next;	/* slot chain */
 	struct nfg_kcl_key	key;		/* immutable */
 	u32			count;		/* entries on @conns */
+	/* Clock of the last walk; written under the slot lock, read by anyone. */
+	u32			walked;
+	u32			adds;		/* inserts since; under the slot lock */
 	struct list_head	conns;		/* under the slot lock */
+	/* The entry inserted last, NULL once forgotten; under the slot lock. */
+	struct nfg_kcl_conn	*newest;
 	struct rcu_head		rcu;
 };
 
@@ -163,14 +177,26 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
 			   const struct nfg_kcl_key *key);
 
+/*
+ * The key's count for a packet at clock @now: on the key's first call in a
+ * tick, its connections are checked first (up to NFG_KCL_WALK of them,
+ * under its slot lock if it is free) and those that ended are forgotten;
+ * later calls in the same tick read the count without a lock. Atomic
+ * context; @env as for nfg_kcl_add().
+ */
+unsigned int nfg_kcl_count_check(struct nfg_kcl_table *t,
+				 const struct nfg_kcl_key *key, u32 now,
+				 const void *env);
+
 /* Forget @id under @key (releases it). Returns true when it was found. */
 bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		    const struct nfg_kcl_ident *id);
 
 /*
  * Check every connection in slots [@first, @first + @n) and forget those
- * that ended (@env as for nfg_kcl_add()). Returns how many were forgotten.
- * Process context or BH.
+ * that ended (@env as for nfg_kcl_add()), letting go of the slot lock
+ * every NFG_KCL_GC_BATCH entries. Returns how many were forgotten.
+ * Process context (may reschedule).
  */
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			const void *env);

@@ -11,9 +11,10 @@
  * Verdicts are connlimit's: the key's connection count (the packet's own
  * connection included) is compared with the limit: --kconnlimit-above
  * matches when it is greater, --kconnlimit-upto when it is not. The packet
- * that creates a conntrack inserts it (slot lock); every other packet only
- * reads the count (no lock). At the netns's cap or without memory the
- * packet is dropped.
+ * that creates a conntrack inserts it (slot lock); every other packet reads
+ * the count, after checking the key's connections if it is the key's first
+ * packet in this jiffy (slot lock, if free). At the netns's cap or without
+ * memory the packet is dropped.
  */
 #include "nfg_compat.h"
 
@@ -192,12 +193,17 @@ struct nfg_kcl_ctid {
 
 /*
  * How the core's callbacks see the world: @net for lookups (NULL once the
- * netns exits), and how long an entry that is not in the conntrack hash
- * may still be on its way to confirmation.
+ * netns exits), @alive (the packet path's: the instance's net_alive, read
+ * under the slot lock, so that no reference is taken after pre_exit
+ * drained the slot), how long an entry that is not in the conntrack hash
+ * may still be on its way to confirmation, and @drain (pre_exit: every
+ * entry goes).
  */
 struct nfg_kcl_env {
 	struct net	*net;
+	const bool	*alive;
 	u32		grace;	/* jiffies */
+	bool		drain;
 };
 
 /*
@@ -220,13 +226,15 @@ static void nfg_kcl_ident_set(struct nfg_kcl_ident *id, const struct nf_conn *ct
 }
 
 /* Slot lock held: find the confirmed conntrack of a pending entry. */
-static bool nfg_kcl_resolve(struct nfg_kcl_conn *c, struct net *net)
+static bool nfg_kcl_resolve(struct nfg_kcl_conn *c,
+			    const struct nfg_kcl_env *env)
 {
 	const struct nfg_kcl_ctid *ci = (const struct nfg_kcl_ctid *)&c->id;
 	const struct nf_conntrack_tuple_hash *h;
+	struct net *net = env->net;
 	struct nf_conn *ct;
 
-	if (!net)
+	if (!net || (env->alive && !READ_ONCE(*env->alive)))
 		return false;
 	h = nf_conntrack_find_get(net, &ci->zone, &ci->tuple);
 	if (!h)
@@ -247,7 +255,9 @@ bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 	const struct nf_conn *ct;
 	u8 state;
 
-	if (!c->ct && !nfg_kcl_resolve(c, env->net))
+	if (env->drain)
+		return true;
+	if (!c->ct && !nfg_kcl_resolve(c, env))
 		/* Not confirmed yet, or never will be (its packet was dropped). */
 		return (u32)jiffies - c->stamp >= env->grace;
 	ct = c->ct;
@@ -308,6 +318,10 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 	bool over;
 	int ret;
 
+	env.net = xt_net(par);
+	env.alive = &inst->net_alive;
+	env.grace = NFG_KCL_GRACE_INSERT;
+	env.drain = false;
 	ct = nf_ct_get(skb, &ctinfo);
 	if (ct && nf_ct_is_template(ct))
 		ct = NULL;
@@ -321,8 +335,6 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 		 * conntrack that someone else holds).
 		 */
 		nfg_kcl_ident_set(&id, ct);
-		env.net = xt_net(par);
-		env.grace = NFG_KCL_GRACE_INSERT;
 		ret = nfg_kcl_add(&inst->table, &key, &id, (u32)jiffies, &env,
 				  &count);
 		if (ret < 0) {
@@ -331,7 +343,13 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 			return false;
 		}
 	} else {
-		count = nfg_kcl_count(&inst->table, &key);
+		/*
+		 * Any other packet: connections of the key that ended since
+		 * its last walk must not count (as connlimit, which checks a
+		 * key's list at most once a jiffy too).
+		 */
+		count = nfg_kcl_count_check(&inst->table, &key, (u32)jiffies,
+					    &env);
 	}
 
 	over = count > info->limit;
@@ -513,7 +531,9 @@ static void nfg_kcl_gc_work_fn(struct work_struct *work)
 	struct nfg_kcl_env env;
 	u32 slot, slots;
 
+	env.alive = NULL;	/* net_alive is stable under the mutex */
 	env.grace = NFG_KCL_GRACE_SWEEP;
+	env.drain = false;
 	mutex_lock(&nfg_kcl_mutex);
 	list_for_each_entry(inst, &nfg_kcl_instances, list) {
 		env.net = inst->net_alive ? read_pnet(&inst->net) : NULL;
@@ -579,15 +599,44 @@ err_out:
 	return -ENOMEM;
 }
 
-/* From here on the worker must not look conntracks up in @net. */
+/*
+ * From here on nobody looks conntracks up in @net, and the references we
+ * hold on its conntracks go now: conntrack's netns exit waits for every
+ * conntrack of the netns to be freed, and its exit may run before the one
+ * that destroys our rules (pernet exits run in reverse order of module
+ * load), so a reference kept until the next sweep held up every netns
+ * cleanup for up to gc_interval_ms. Every entry is forgotten: the netns
+ * counts nothing any more.
+ */
 static void __net_exit nfg_kcl_net_pre_exit(struct net *net)
 {
+	const struct nfg_kcl_env env = { .drain = true };
 	struct nfg_kcl_instance *inst;
+	bool any = false;
+	u32 slot, slots;
 
 	mutex_lock(&nfg_kcl_mutex);
-	list_for_each_entry(inst, &nfg_kcl_instances, list)
-		if (net_eq(read_pnet(&inst->net), net))
-			inst->net_alive = false;
+	list_for_each_entry(inst, &nfg_kcl_instances, list) {
+		if (net_eq(read_pnet(&inst->net), net)) {
+			WRITE_ONCE(inst->net_alive, false);
+			any = true;
+		}
+	}
+	mutex_unlock(&nfg_kcl_mutex);
+	if (!any)
+		return;
+	/* Packets (RCU readers) that may have read it true are gone. */
+	synchronize_rcu();
+	mutex_lock(&nfg_kcl_mutex);
+	list_for_each_entry(inst, &nfg_kcl_instances, list) {
+		if (!net_eq(read_pnet(&inst->net), net))
+			continue;
+		slots = nfg_kcl_slots(&inst->table);
+		for (slot = 0; slot < slots; slot += 1024) {
+			nfg_kcl_gc(&inst->table, slot, 1024, &env);
+			cond_resched();
+		}
+	}
 	mutex_unlock(&nfg_kcl_mutex);
 }
 

@@ -12,3 +12,11 @@ TEST_BINS += $(B)/bin/nfg-kcl-nfqueue
 $(B)/bin/nfg-kcl-nfqueue: tests/kconnlimit/kcl_nfqueue.c
 	@mkdir -p $(@D)
 	$(CC) $(UCFLAGS) -o $@ $< $(LIBMNL_LIBS)
+
+# Seeded random opens and closes for comparing verdicts with connlimit
+# (tests/vm/cases/kconnlimit_hardening.sh, part "exact").
+TEST_BINS += $(B)/bin/nfg-kcl-race
+
+$(B)/bin/nfg-kcl-race: tests/kconnlimit/kcl_race.c
+	@mkdir -p $(@D)
+	$(CC) $(UCFLAGS) -o $@ $<

@@ -172,10 +172,20 @@ static struct fake_ct *ct_find_get(const struct nfg_kcl_ident *id)
 	return found;
 }
 
+/* Checks made in one hold of a slot lock: the latest run, the longest. */
+static unsigned long hold_unlocks, hold_run, hold_max;
+
 bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 {
 	const struct fake_env *env = arg;
 	const struct fake_ct *ct;
+
+	if (__atomic_load_n(&shim_unlocks, __ATOMIC_RELAXED) != hold_unlocks) {
+		hold_unlocks = __atomic_load_n(&shim_unlocks, __ATOMIC_RELAXED);
+		hold_run = 0;
+	}
+	if (++hold_run > hold_max)
+		hold_max = hold_run;
 
 	if (!c->ct) {
 		c->ct = ct_find_get(&c->id);
@@ -577,6 +587,98 @@ static void test_dup_many(void)
 }
 
 /*
+ * Counting checks the key first, once per tick and at most NFG_KCL_WALK
+ * entries per walk (rotating, so the next walks go on); the last one
+ * unlinks the key. An insert in the tick of the last walk checks a few
+ * entries only, until NFG_KCL_WALK_ADDS inserts. Duplicates are still seen
+ * after walks moved the newest entry away from the tail.
+ */
+static void test_count_check(void)
+{
+	const unsigned int n = NFG_KCL_WALK + 44;
+	struct nfg_kcl_key key = k4(9);
+	struct fake_ct *ct[NFG_KCL_WALK + 44], *x, *y;
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, key, ct[i], &cnt), 0);
+	}
+	CHECK_EQ(cnt, n);
+	fake_now = 1;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), n);
+	/* all end: the next tick's first count walks NFG_KCL_WALK of them */
+	for (i = 0; i < n; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), n);
+	fake_now = 2;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 44);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 44);
+	fake_now = 3;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
+
+	/* the key is gone; a new one counts its first entry's end at once */
+	x = ct_new();
+	y = ct_new();
+	CHECK_EQ(conn(&t, key, x, &cnt), 0);
+	CHECK_EQ(conn(&t, key, y, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 2);
+	/* the walk rotated x behind y: y is still known as the newest */
+	CHECK_EQ(conn(&t, key, y, &cnt), 1);
+	CHECK_EQ(cnt, 2);
+	ct_kill(x);
+	/* same tick as the walk: no new walk, the count is the old one */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 2);
+	fake_now = 4;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 1);
+	ct_kill(y);
+	fake_now = 5;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * The sweep of one huge key (mask 0, 10^5 connections) lets go of the slot
+ * lock every NFG_KCL_GC_BATCH checks, and still checks every entry once:
+ * the dead ones (every third) go, the count is right, a second sweep
+ * finds nothing.
+ */
+static void test_gc_batch(void)
+{
+	const unsigned int n = 100000;
+	struct fake_ct **ct = calloc(n, sizeof(*ct));
+	struct nfg_kcl_key key = k4(0);
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	if (!ct)
+		abort();
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, key, ct[i], &cnt), 0);
+	}
+	for (i = 0; i < n; i += 3)
+		ct_kill(ct[i]);
+	hold_max = 0;
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), (n + 2) / 3);
+	CHECK(hold_max <= NFG_KCL_GC_BATCH);
+	CHECK(hold_max >= NFG_KCL_GC_BATCH / 2);
+	CHECK_EQ(nfg_kcl_count(&t, &key), n - (n + 2) / 3);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	CHECK_EQ(nfg_kcl_count(&t, &key), n - (n + 2) / 3);
+	for (i = 1; i < n; i++)
+		if (i % 3)
+			ct_put(ct[i]);
+	nfg_kcl_table_destroy(&t);
+	free(ct);
+}
+
+/*
  * A connection not confirmed yet is remembered without a reference: it
  * counts while it may still be on its way (the grace), is resolved to a
  * reference once confirmed, and is forgotten when it never was.
@@ -843,6 +945,8 @@ int main(void)
 	run("cap", test_cap);
 	run("budgets", test_budgets);
 	run("dup_many", test_dup_many);
+	run("count_check", test_count_check);
+	run("gc_batch", test_gc_batch);
 	run("pending", test_pending);
 	run("enomem", test_enomem);
 	run("top", test_top);

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 
 unsigned long shim_warn_count;
+unsigned long shim_unlocks;
 long shim_alloc_live;
 
 static unsigned long shim_fail_countdown;

@@ -12,11 +12,17 @@
 #   connections (cap_hits) but not those of another netns; max_conns above
 #   LONG_MAX means "no cap", not "drop everything"; rule instance ids are
 #   numbered per netns (they must not show another netns's activity).
+# - exact: counts exact at every packet, verdicts equal to connlimit's on
+#   random open/close sequences (see part_exact).
+# - netexit: a netns with counted connections is torn down promptly, its
+#   conntracks not held until the next sweep (see part_netexit).
+# - gcbatch: the sweep of one huge key, done in bounded lock holds, keeps
+#   its count right (see part_gcbatch).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need socat conntrack iptables-legacy iptables-nft ip6tables-nft nfg-kcl-nfqueue
+nfg_need socat conntrack iptables-legacy iptables-nft ip6tables-nft nfg-kcl-nfqueue nfg-kcl-race
 
 nfg_load_modules xt_kconnlimit
 modprobe nfnetlink_queue || nfg_fail "modprobe nfnetlink_queue"
@@ -130,8 +136,177 @@ part_cap() {
 	nfg_ipt "$NFG_NS_S" legacy 4 -F INPUT
 }
 
+# connlimit and kconnlimit side by side on the same packets: each pair of
+# rules marks what each match said, and a mark rule counts the packets on
+# which they disagree. Six pairs per table (with and without --syn, saddr
+# and daddr, masks /32 /30 /0, above and upto), in a legacy and an nft
+# table of each family in the server's INPUT, under a seeded random
+# sequence of opens and closes (resets, and FIN exchanges), one event after
+# the other (nfg-kcl-race: no settle time, only the next clock tick, which
+# connlimit's own once-a-jiffy check needs). Counts must be exact at every
+# packet: no disagreement at all, and each pair must have matched some
+# packets and not others. Resets are left out of the pairs without --syn:
+# connlimit drops them when they end their key's last connection.
+exact_variants=("--syn s 32 128 above 1" "- s 32 128 above 1" "- s 30 126 above 2"
+	"- d 32 128 above 2" "--syn d 32 128 upto 2" "- s 0 0 above 8")
+part_exact() {
+	local seed=${NFG_KCL_SEED:-$(((RANDOM << 15) | RANDOM))} events=${NFG_KCL_EVENTS:-400}
+	local v fam base k syn key m4 m6 op lim m bc bk in out save tag cnt all bad=0 i
+	for i in 0 1 2 3 4 5 6 7; do
+		ip -n "$NFG_NS_C" addr add 10.0.1.1$i/24 dev eth0
+		ip -n "$NFG_NS_C" addr add fd00:1::1$i/64 dev eth0 nodad
+	done
+	for i in 0 1 2 3; do
+		ip -n "$NFG_NS_S" addr add 10.0.2.1$i/24 dev eth0
+		ip -n "$NFG_NS_S" addr add fd00:2::1$i/64 dev eth0 nodad
+	done
+	for v in legacy nft; do
+		for fam in 4 6; do
+			base=0
+			[ $v = nft ] && base=16
+			in="*filter"$'\n'":KCLCMP - [0:0]"$'\n'
+			in+="-A INPUT -p tcp --dport 5006 -m comment --comment all -j KCLCMP"$'\n'
+			in+="-A KCLCMP -j MARK --set-xmark 0/$((0xfff << base))"$'\n'
+			out=""
+			for k in 0 1 2 3 4 5; do
+				read -r syn key m4 m6 op lim <<<"${exact_variants[$k]}"
+				# connlimit (Debian's nf_conncount_count_skb) drops a
+				# packet whose key's count is 0, e.g. the reset that ended
+				# the key's last connection: resets are not compared
+				[ "$syn" = - ] && syn="! --tcp-flags RST RST"
+				m=$m4
+				[ $fam = 6 ] && m=$m6
+				bc=$((1 << (base + 2 * k))) bk=$((1 << (base + 2 * k + 1)))
+				for e in connlimit kconnlimit; do
+					in+="-A KCLCMP -p tcp $syn -m $e --$e-$op $lim --$e-mask $m --$e-${key}addr"
+					in+=" -j MARK --or-mark $([ $e = connlimit ] && echo $bc || echo $bk)"$'\n'
+				done
+				out+="-A KCLCMP -m mark --mark $bc/$((bc | bk)) -m comment --comment x$k-c"$'\n'
+				out+="-A KCLCMP -m mark --mark $bk/$((bc | bk)) -m comment --comment x$k-k"$'\n'
+				out+="-A KCLCMP -m mark --mark $bk/$bk -m comment --comment o$k"$'\n'
+			done
+			printf '%sCOMMIT\n' "$in$out" | nfg_in "$NFG_NS_S" "$([ $fam = 4 ] && echo ip || echo ip6)tables-$v-restore" -w -n ||
+				nfg_fail "exact: $v IPv$fam rules"
+		done
+	done
+	nfg_log "exact: seed $seed (NFG_KCL_SEED=$seed reproduces), $events events"
+	nfg-kcl-race "$seed" "$events" "$NFG_NS_C" "$NFG_NS_S" 5006 || nfg_fail "exact: nfg-kcl-race"
+	for v in legacy nft; do
+		for fam in 4 6; do
+			save=$(nfg_in "$NFG_NS_S" "$([ $fam = 4 ] && echo ip || echo ip6)tables-$v-save" -c)
+			declare -A c=()
+			while read -r cnt tag; do c[$tag]=$cnt; done < <(
+				printf '%s\n' "$save" | sed -nE 's/^\[([0-9]+):[0-9]+\].* --comment "?([a-z0-9-]+)"?( .*)?$/\1 \2/p')
+			all=${c[all]:-0}
+			nfg_log "exact: $v IPv$fam: $all packets; per pair disagreements c>k k>c, kconnlimit matches:" \
+				"$(for k in 0 1 2 3 4 5; do printf '%s/%s/%s ' "${c[x$k-c]:-?}" "${c[x$k-k]:-?}" "${c[o$k]:-?}"; done)"
+			for k in 0 1 2 3 4 5; do
+				[ "${c[x$k-c]:-x}" = 0 ] && [ "${c[x$k-k]:-x}" = 0 ] || {
+					nfg_log "exact: $v IPv$fam pair $k (${exact_variants[$k]}): verdicts differ"
+					bad=1
+				}
+				[ "${c[o$k]:-0}" -gt 0 ] && [ "${c[o$k]:-0}" -lt "$all" ] || {
+					nfg_log "exact: $v IPv$fam pair $k: matched ${c[o$k]:-?} of $all packets (no coverage)"
+					bad=1
+				}
+			done
+			unset c
+			nfg_ipt "$NFG_NS_S" $v $fam -F INPUT
+			nfg_ipt "$NFG_NS_S" $v $fam -F KCLCMP
+			nfg_ipt "$NFG_NS_S" $v $fam -X KCLCMP
+		done
+	done
+	[ $bad = 0 ] || nfg_fail "exact: kconnlimit's verdicts differ from connlimit's (seed $seed)"
+}
+
+# A netns whose rules hold established connections is torn down while the
+# sweep is 60 s away: the table's references on its conntracks must not
+# hold up the netns cleanup (conntrack's exit waits for every conntrack of
+# the netns to be freed, and may run before the exit that destroys our
+# rules: pernet exits run in reverse order of module load, logged below).
+# The rules, their keys and connections must be freed well before the
+# sweep could have done it. (Without the fix this fails only when
+# nf_conntrack was loaded after iptable_filter and nf_tables, e.g. when a
+# ruleset without conntrack was loaded first; the order is logged.)
+part_netexit() {
+	local ns=nfg-kclx old l0 out pid i order
+	old=$(cat $p/gc_interval_ms)
+	nfg_on_exit "echo $old >$p/gc_interval_ms"
+	echo 60000 >$p/gc_interval_ms || nfg_fail "netexit: set gc_interval_ms"
+	# the sweep after this one (at most 0.5 s away) is 60 s later
+	local tset=$SECONDS
+	l0=$(cat $p/live_objects)
+	ip netns add $ns || nfg_fail "netexit: netns"
+	nfg_on_exit "ip netns del $ns 2>/dev/null"
+	ip -n $ns link set lo up
+	for i in 0 1 2 3 4 5 6 7; do
+		ip -n $ns addr add 10.0.1.1$i/32 dev lo
+		ip -n $ns addr add fd00:1::1$i/128 dev lo nodad
+	done
+	for i in 0 1 2 3; do
+		ip -n $ns addr add 10.0.2.1$i/32 dev lo
+		ip -n $ns addr add fd00:2::1$i/128 dev lo nodad
+	done
+	nfg_ipt $ns legacy 4 -A OUTPUT -p tcp --dport 5007 -m kconnlimit --kconnlimit-above 1000 ||
+		nfg_fail "netexit: legacy rule"
+	nfg_ipt $ns nft 6 -A OUTPUT -p tcp --dport 5007 -m kconnlimit --kconnlimit-above 1000 ||
+		nfg_fail "netexit: nft rule"
+	out=$NFG_WORK/hold.out
+	nfg-kcl-race 7 80 $ns $ns 5007 hold >"$out" 2>&1 &
+	pid=$!
+	nfg_wait_until 120 grep -q holding "$out" || nfg_fail "netexit: nfg-kcl-race: $(cat "$out")"
+	nfg_log "netexit: $(cat "$out"); $(ip netns exec $ns cat /proc/net/stat/nfguard_kconnlimit | tr '\n' ';')"
+	# /proc/modules lists the newest first: the later-loaded's exit runs first
+	order=$(grep -nE '^(nf_conntrack|iptable_filter|nf_tables) ' /proc/modules | tr '\n' ' ')
+	nfg_log "netexit: module load order (newest first): $order"
+	ip netns del $ns
+	kill $pid
+	wait $pid 2>/dev/null
+	local t0=$SECONDS left=$((tset + 58 - SECONDS))
+	# Freed before the sweep could have done it: wait until 2 s before it,
+	# no longer (the generic floor would reach the sweep).
+	[ $left -ge 20 ] || nfg_fail "netexit: setup took too long ($((SECONDS - tset)) s) to tell"
+	nfg__wait_exact $left eval "[ \$(cat $p/live_objects) = $l0 ]" ||
+		nfg_fail "netexit: live objects $(cat $p/live_objects), $l0 before: the netns's rules were not freed in $left s, before the sweep"
+	nfg_log "netexit: rules and connections freed $((SECONDS - t0)) s after the netns went"
+	echo "$old" >$p/gc_interval_ms
+}
+
+# One huge key (mask 0, 3000 connections: the sweep lets go of the slot
+# lock every 1024 checks, unit test gc_batch): after half of them are
+# deleted from conntrack (the SYNs' sockets closed first: no
+# retransmission recreates them), the sweep forgets exactly that half and the key
+# stays (counts right across the sweep's breaks).
+part_gcbatch() {
+	local ns=nfg-kclg n=3000 out pid
+	ip netns add $ns || nfg_fail "gcbatch: netns"
+	nfg_on_exit "ip netns del $ns 2>/dev/null"
+	ip -n $ns link set lo up
+	ip -n $ns link add d0 type dummy
+	ip -n $ns link set d0 up
+	ip -n $ns addr add 10.9.0.1/24 dev d0
+	nfg_ipt $ns legacy 4 -A OUTPUT -p tcp --syn -m kconnlimit --kconnlimit-above 100000 \
+		--kconnlimit-mask 0 --kconnlimit-name huge || nfg_fail "gcbatch: rule"
+	huge() { ip netns exec $ns cat /proc/net/stat/nfguard_kconnlimit | awk -v c="$1" '$2 == "huge" { print $c }'; }
+	out=$NFG_WORK/flood.out
+	nfg-kcl-race flood $n $ns 10.9.0.2 >"$out" 2>&1 &
+	pid=$!
+	nfg_wait_until 120 grep -q flooding "$out" || nfg_fail "gcbatch: nfg-kcl-race: $(cat "$out")"
+	nfg_assert_eq $n "$(huge 7)" "gcbatch: connections remembered under the one key"
+	# no more SYN retransmissions (they would make new conntracks)
+	kill $pid
+	wait $pid 2>/dev/null
+	ip netns exec $ns conntrack -D -p tcp --dport 9 >/dev/null 2>&1 || nfg_fail "gcbatch: conntrack -D"
+	nfg_wait_until 60 eval "[ \"\$(huge 7)\" = $((n / 2)) ]" ||
+		nfg_fail "gcbatch: $(huge 7) connections remembered after the sweep, expected $((n / 2))"
+	nfg_assert_eq 1 "$(huge 6)" "gcbatch: keys"
+	nfg_log "gcbatch: $(huge 7) of $n left after deleting half, evictions $(huge 11)"
+	ip netns del $ns
+}
+
 failed="" n=0
-for part in nfqueue zones cap; do
+# gcbatch before netexit: netexit leaves the sweep queued 60 s ahead
+for part in ${NFG_KCL_PARTS:-nfqueue zones cap exact gcbatch netexit}; do
 	start=$SECONDS n=$((n + 1))
 	# a subshell per part: its connection ids (FIFO names) start apart
 	( NFG_CONN_SEQ=$((n * 1000)); "part_$part" ) || failed+=" $part"
@@ -141,3 +316,8 @@ done
 nfg_ipt "$NFG_NS_R" legacy 4 -F FORWARD
 nfg_wait_until 30 eval "[ \$(cat $p/live_objects) = 0 ]" ||
 	nfg_fail "live objects $(cat $p/live_objects) after every rule went"
+# netexit left the sweep queued 60 s ahead (a new gc_interval_ms applies
+# from the next sweep on): reload the module so the cases after this one
+# have the default period.
+nfg_unload_modules xt_kconnlimit
+nfg_load_modules xt_kconnlimit

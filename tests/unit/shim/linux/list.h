@@ -42,6 +42,12 @@ static inline void list_del(struct list_head *e)
 	e->prev = NULL;
 }
 
+static inline void list_move_tail(struct list_head *e, struct list_head *head)
+{
+	list_del(e);
+	list_add_tail(e, head);
+}
+
 static inline void list_del_init(struct list_head *e)
 {
 	e->next->prev = e->prev;

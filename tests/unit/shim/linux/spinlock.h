@@ -25,8 +25,12 @@ static inline void spin_lock(spinlock_t *x)
 	x->shim_held = 1;
 }
 
+/* Unlocks so far, all locks (tests of how long a lock is held). */
+extern unsigned long shim_unlocks;
+
 static inline void spin_unlock(spinlock_t *x)
 {
+	__atomic_add_fetch(&shim_unlocks, 1, __ATOMIC_RELAXED);
 	x->shim_held = 0;
 	pthread_mutex_unlock(&x->m);
 }
@@ -40,6 +44,7 @@ static inline int spin_trylock(spinlock_t *x)
 }
 
 #define spin_lock_bh(x)			spin_lock(x)
+#define spin_trylock_bh(x)		spin_trylock(x)
 #define spin_unlock_bh(x)		spin_unlock(x)
 #define spin_lock_irq(x)		spin_lock(x)
 #define spin_unlock_irq(x)		spin_unlock(x)
