@@ -67,6 +67,7 @@ enum nfg_rtc_skip {
 	NFG_RTC_SKIP_OFFLOAD	= 1 << 5,	/* flowtable-offloaded conntrack */
 	NFG_RTC_SKIP_NOROUTE	= 1 << 6,	/* no dst, or not an input route */
 	NFG_RTC_SKIP_L3MDEV	= 1 << 7,	/* input on a VRF device or its slave */
+	NFG_RTC_SKIP_LOOPBACK	= 1 << 8,	/* input on loopback: keeps its output route */
 };
 
 /* What a lookup concluded about an entry found for the packet's conntrack. */

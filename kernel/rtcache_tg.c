@@ -200,12 +200,21 @@ static u32 nfg_rtc_skip_skb(const struct sk_buff *skb, const struct nf_conn *ct)
  * FORWARD/INPUT see the VRF device, so the keys the target learns never
  * match the first pass, which would drop the entry on every packet: learn
  * and invalidate, zero hits. Neither the VRF device nor its slaves are
- * cached.
+ * cached. Nor is traffic received on loopback.
  */
 static u32 nfg_rtc_skip_dev(const struct net_device *in)
 {
-	if (in && (netif_is_l3_master(in) || netif_is_l3_slave(in)))
+	if (!in)
+		return 0;
+	if (netif_is_l3_master(in) || netif_is_l3_slave(in))
 		return NFG_RTC_SKIP_L3MDEV;
+	/*
+	 * A packet looped back keeps the route it was sent with, so the
+	 * hook never serves it: learning it would only fill the table
+	 * (IPv4 refuses output routes anyway; an IPv6 one looks the same).
+	 */
+	if (in->flags & IFF_LOOPBACK)
+		return NFG_RTC_SKIP_LOOPBACK;
 	return 0;
 }
 

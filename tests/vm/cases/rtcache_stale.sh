@@ -10,6 +10,10 @@
 #    runs once with the slave as input and once with the VRF device, the
 #    target sees the VRF device. Nothing is learnt nor invalidated (no
 #    churn with zero hits) and every packet arrives. IPv4.
+#  - Loopback: a router's own traffic to its own address (input on lo,
+#    which keeps the route it was sent with, so the PREROUTING hook can
+#    never serve it) through an INPUT rule: ten flows per family leave
+#    the cache empty. IPv4 and IPv6.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 # shellcheck source=tests/rtcache/lib.sh
@@ -74,6 +78,35 @@ vrf() {
 	rmmod vrf 2>/dev/null
 }
 
+loopback() {
+	local fam
+	nfg_log "== loopback flows (ipv4, ipv6)"
+	for fam in 4 6; do
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -A INPUT -i lo -p udp --dport 7000:7009 -j RTCACHE ||
+			nfg_fail "RTCACHE rule (ipv$fam)"
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -A INPUT -i lo -p udp --dport 7000:7009 \
+			-m comment --comment lo_drop -j DROP ||
+			nfg_fail "DROP rule (ipv$fam)"
+	done
+	# shellcheck disable=SC2016 # expanded by the sender
+	nfg_router bash -c 'for a in "$@"; do
+		for ((p = 7000; p < 7010; p++)); do
+			exec 3>"/dev/udp/$a/$p" || exit 1
+			for i in 1 2 3 4; do printf x >&3 || exit 1; done
+			exec 3>&-
+		done
+	done' x "$NFG_RS4" "$NFG_RS6" || nfg_fail "local senders"
+	for fam in 4 6; do
+		nfg_assert_eq 40 "$(nfg_ipt_pkts "$NFG_NS_R" legacy "$fam" lo_drop)" "loopback packets (ipv$fam)"
+	done
+	nfg_assert_eq 0 "$(rtc_stat entries)" "entries of 20 loopback flows"
+	for fam in 4 6; do
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -F
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -F INPUT
+	done
+}
+
 marks
+loopback
 vrf
 nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
