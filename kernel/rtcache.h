@@ -18,7 +18,7 @@
 
 /*
  * One learnt route. Immutable once published in the table except
- * @last_used; freed after an RCU grace period, and only then releases
+ * @last_used and @served; freed after an RCU grace period, and only then releases
  * @dst (an skb may carry it without a reference inside a read section).
  */
 struct nfg_rtc_entry {
@@ -31,6 +31,7 @@ struct nfg_rtc_entry {
 	u8			dir;		/* IP_CT_DIR_ORIGINAL / _REPLY */
 	unsigned long		learnt;		/* jiffies */
 	unsigned long		last_used;	/* jiffies of the last hit (racy, a hint) */
+	bool			served;		/* had a hit (written once, racy) */
 	struct rcu_head		rcu;
 };
 

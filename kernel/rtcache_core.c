@@ -33,7 +33,11 @@
  * id, direction) and the packets seen, written without locks. It is a
  * hint: a collision restarts a count and only delays learning, and a
  * direction that lost its entry (stale, purged) finds its count still
- * there and is learnt again at once.
+ * there and is learnt again at once. Except when it churns: an entry
+ * dropped unused because the packet's keys differed (a mark that changes
+ * per packet, or keys that differ between PREROUTING and the target) is a
+ * strike in the slot, and each strike doubles the packets before the
+ * direction is learnt again (nfg_rtc_door_strike()).
  *
  * Using. The PREROUTING hook (priority NF_IP_PRI_LAST, after conntrack,
  * mangle and DNAT) looks the packet's (ct, dir) up under RCU. The entry is
@@ -68,6 +72,7 @@
  */
 #include "rtcache_core.h"
 
+#include <linux/minmax.h>
 #include <linux/string.h>
 
 /*
@@ -157,28 +162,59 @@ u64 nfg_rtc_door_hash(unsigned long hkey, u32 ct_id)
 
 /*
  * A packet of a direction with nothing cached went through the target: is
- * it the learn_after-th? @slot is the door slot of @hash: tag (upper 32
- * bits of the hash) and packets counted (lower 32 bits). @known is how many
- * packets of the direction the caller knows went before this one without
- * asking the door (1 for the original direction of a confirmed conntrack).
- * Returns true to learn now; otherwise the slot now counts this packet.
- * The slot is left alone when learning, so a direction that loses its
- * entry is learnt again on its next packet.
+ * it the learn_after-th? @slot is the door slot of @hash (layout above
+ * NFG_RTC_DOOR_SEEN_MASK). @known is how many packets of the direction the
+ * caller knows went before this one without asking the door (1 for the
+ * original direction of a confirmed conntrack). Returns true to learn now;
+ * otherwise the slot now counts this packet. The slot is left alone when
+ * learning, so a direction that loses its entry is learnt again on its
+ * next packet, unless nfg_rtc_door_strike() recorded that it churns: then
+ * 2^strikes more packets must pass first.
  */
 bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
 		       unsigned int learn_after)
 {
-	u32 tag = hash >> 32, seen = 0;
+	u32 tag = hash >> 32, seen = 0, strikes = 0, need;
 	u64 old = *slot;
 
-	if ((u32)(old >> 32) == tag)
-		seen = (u32)old;
+	if ((u32)(old >> 32) == tag) {
+		seen = (u32)old & NFG_RTC_DOOR_SEEN_MASK;
+		strikes = (u32)old >> NFG_RTC_DOOR_STRIKES_SHIFT;
+	}
 	if (seen < known)
 		seen = known;
-	if (seen >= learn_after - 1)
+	need = learn_after - 1;
+	if (strikes)
+		need += 1U << min_t(u32, strikes, NFG_RTC_DOOR_STRIKES_MAX);
+	if (seen >= need)
 		return true;
-	*slot = (u64)tag << 32 | (seen + 1);
+	*slot = (u64)tag << 32 | strikes << NFG_RTC_DOOR_STRIKES_SHIFT |
+		(seen + 1);
 	return false;
+}
+
+/*
+ * The entry of @hash's direction was dropped because a packet's keys
+ * (mark, DSCP, input interface, addresses) differed from the learnt ones.
+ * If it never served a packet (@served false), the keys change between
+ * PREROUTING and the target or from packet to packet: learning again at
+ * once would only churn, so count a strike and start counting again. If it
+ * did serve, the flow simply changed: forget the strikes, learn at once.
+ */
+void nfg_rtc_door_strike(u64 *slot, u64 hash, bool served)
+{
+	u32 tag = hash >> 32, strikes = 0;
+	u64 old = *slot;
+
+	if (served) {
+		*slot = (u64)tag << 32 | NFG_RTC_DOOR_SEEN_MASK;
+		return;
+	}
+	if ((u32)(old >> 32) == tag)
+		strikes = (u32)old >> NFG_RTC_DOOR_STRIKES_SHIFT;
+	if (strikes < NFG_RTC_DOOR_STRIKES_MAX)
+		strikes++;
+	*slot = (u64)tag << 32 | strikes << NFG_RTC_DOOR_STRIKES_SHIFT;
 }
 
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,

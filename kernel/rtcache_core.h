@@ -28,6 +28,16 @@
 /* Slots of the per-netns door (packets seen per direction, a hint). */
 #define NFG_RTC_DOOR_SLOTS		512U
 
+/*
+ * A door slot: tag (upper 32 bits of the hash), strikes (8 bits: entries
+ * of the direction dropped unused because the packet's keys differed) and
+ * packets seen (24 bits). Each strike doubles the packets that must pass
+ * before the direction is learnt again, up to NFG_RTC_DOOR_STRIKES_MAX.
+ */
+#define NFG_RTC_DOOR_SEEN_MASK		0xffffffU
+#define NFG_RTC_DOOR_STRIKES_SHIFT	24
+#define NFG_RTC_DOOR_STRIKES_MAX	10U
+
 /* DSCP part of the IPv4 TOS / IPv6 traffic class: ECN bits may change. */
 #define NFG_RTC_DSCP_MASK		0xfc
 
@@ -52,10 +62,12 @@ enum nfg_rtc_skip {
 	NFG_RTC_SKIP_UNTRACKED	= 1 << 0,	/* no conntrack, or the untracked template */
 	NFG_RTC_SKIP_XFRM	= 1 << 1,	/* secpath, or an xfrm bundle as route */
 	NFG_RTC_SKIP_BRIDGED	= 1 << 2,	/* came through br_netfilter */
-	NFG_RTC_SKIP_METADATA	= 1 << 3,	/* metadata dst (tunnels, lwt) */
+	NFG_RTC_SKIP_METADATA	= 1 << 3,	/* metadata dst, lwt input redirect */
 	NFG_RTC_SKIP_MCAST	= 1 << 4,	/* multicast/broadcast frame or route */
 	NFG_RTC_SKIP_OFFLOAD	= 1 << 5,	/* flowtable-offloaded conntrack */
 	NFG_RTC_SKIP_NOROUTE	= 1 << 6,	/* no dst, or not an input route */
+	NFG_RTC_SKIP_L3MDEV	= 1 << 7,	/* input on a VRF device or its slave */
+	NFG_RTC_SKIP_LOOPBACK	= 1 << 8,	/* input on loopback: keeps its output route */
 };
 
 /* What a lookup concluded about an entry found for the packet's conntrack. */
@@ -96,6 +108,7 @@ unsigned int nfg_rtc_clamp_learn_after(unsigned int n);
 u64 nfg_rtc_door_hash(unsigned long hkey, u32 ct_id);
 bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
 		       unsigned int learn_after);
+void nfg_rtc_door_strike(u64 *slot, u64 hash, bool served);
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
 		       const struct nfg_rtc_stats *one);
 

@@ -35,6 +35,7 @@
 #include <net/genetlink.h>
 #include <net/ip6_fib.h>
 #include <net/ipv6.h>
+#include <net/lwtunnel.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/route.h>
@@ -193,6 +194,30 @@ static u32 nfg_rtc_skip_skb(const struct sk_buff *skb, const struct nf_conn *ct)
 	return skip;
 }
 
+/*
+ * The input device. In a VRF, PREROUTING runs twice (with the enslaved
+ * device, then with the VRF device: vrf_ip_rcv(), vrf_ip6_rcv()) and
+ * FORWARD/INPUT see the VRF device, so the keys the target learns never
+ * match the first pass, which would drop the entry on every packet: learn
+ * and invalidate, zero hits. Neither the VRF device nor its slaves are
+ * cached. Nor is traffic received on loopback.
+ */
+static u32 nfg_rtc_skip_dev(const struct net_device *in)
+{
+	if (!in)
+		return 0;
+	if (netif_is_l3_master(in) || netif_is_l3_slave(in))
+		return NFG_RTC_SKIP_L3MDEV;
+	/*
+	 * A packet looped back keeps the route it was sent with, so the
+	 * hook never serves it: learning it would only fill the table
+	 * (IPv4 refuses output routes anyway; an IPv6 one looks the same).
+	 */
+	if (in->flags & IFF_LOOPBACK)
+		return NFG_RTC_SKIP_LOOPBACK;
+	return 0;
+}
+
 /* The target's extra checks: the route the packet got. */
 static u32 nfg_rtc_skip_dst(const struct sk_buff *skb, u8 family)
 {
@@ -205,6 +230,9 @@ static u32 nfg_rtc_skip_dst(const struct sk_buff *skb, u8 family)
 		return NFG_RTC_SKIP_METADATA;
 	if (dst_xfrm(dst))
 		skip |= NFG_RTC_SKIP_XFRM;
+	/* The route hands the packet to a tunnel that routes it again. */
+	if (lwtunnel_input_redirect(dst->lwtstate))
+		skip |= NFG_RTC_SKIP_METADATA;
 	/*
 	 * Only routes that dst_check() validates through ->check() (IPv4 and
 	 * IPv6 routes are allocated so): NONE could never be found stale,
@@ -257,12 +285,35 @@ static bool nfg_rtc_pkt_keys(const struct sk_buff *skb, u8 family,
 	return true;
 }
 
+/* The door slot of a direction's hash (nfg_rtc_door_hash()). */
+static u64 *nfg_rtc_door_slot(struct nfg_rtc_net *rn, u64 hash)
+{
+	return &rn->door[hash & (NFG_RTC_DOOR_SLOTS - 1)];
+}
+
+/*
+ * @e was dropped because a packet's keys differed: a strike for its
+ * direction if it never served (nfg_rtc_door_strike()). Lock-free like
+ * the target's use of the door: the slot is read and written whole.
+ */
+static void nfg_rtc_door_churn(struct nfg_rtc_net *rn,
+			       const struct nfg_rtc_entry *e)
+{
+	u64 hash = nfg_rtc_door_hash(e->key, e->l.ct_id);
+	u64 *p = nfg_rtc_door_slot(rn, hash);
+	u64 slot = READ_ONCE(*p);
+
+	nfg_rtc_door_strike(&slot, hash, READ_ONCE(e->served));
+	WRITE_ONCE(*p, slot);
+}
+
 /* ---- PREROUTING: hand out the cached route ------------------------------ */
 
 static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
 {
 	struct nfg_rtc_net *rn = priv;
+	enum nfg_rtc_verdict verdict;
 	struct nfg_rtc_entry *e;
 	enum ip_conntrack_info ctinfo;
 	struct nfg_rtc_keys k;
@@ -271,7 +322,7 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	unsigned long key;
 
 	/* A tunnel's metadata dst, or a route someone already chose. */
-	if (skb_dst(skb))
+	if (skb_dst(skb) || nfg_rtc_skip_dev(state->in))
 		return NF_ACCEPT;
 	ct = nf_ct_get(skb, &ctinfo);
 	/* A new connection's first packet: nothing can be cached for it. */
@@ -288,7 +339,8 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 		this_cpu_inc(rn->stats->miss);
 		return NF_ACCEPT;
 	}
-	if (nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k) == NFG_RTC_HIT) {
+	verdict = nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k);
+	if (verdict == NFG_RTC_HIT) {
 		dst = dst_check(e->dst, e->l.cookie);
 		if (dst) {
 			unsigned long now = jiffies;
@@ -308,12 +360,19 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 			/* Write only when it changes: no cache line ping-pong. */
 			if (READ_ONCE(e->last_used) != now)
 				WRITE_ONCE(e->last_used, now);
+			if (!READ_ONCE(e->served))
+				WRITE_ONCE(e->served, true);
 			this_cpu_inc(rn->stats->hit);
 			return NF_ACCEPT;
 		}
 	}
-	/* Stale: the normal lookup runs and the target learns again. */
-	nfg_rtc_entry_drop(rn, e);
+	/*
+	 * Stale: the normal lookup runs and the target learns again, at once
+	 * unless the keys changed under an entry that never served a packet
+	 * (see nfg_rtc_door_strike()).
+	 */
+	if (nfg_rtc_entry_drop(rn, e) && verdict == NFG_RTC_STALE_KEYS)
+		nfg_rtc_door_churn(rn, e);
 	this_cpu_inc(rn->stats->invalid);
 	return NF_ACCEPT;
 }
@@ -334,11 +393,12 @@ static bool nfg_rtc_door(struct nfg_rtc_net *rn, unsigned long key,
 	u64 hash, slot, old;
 	u64 *p;
 
-	/* Decided without the door (the default's original direction). */
-	if (known + 1 >= n)
-		return true;
+	/*
+	 * Even when @known alone decides (the default's original direction),
+	 * the slot may hold strikes (nfg_rtc_door_strike()): always ask it.
+	 */
 	hash = nfg_rtc_door_hash(key, nf_ct_get_id(ct));
-	p = &rn->door[hash & (NFG_RTC_DOOR_SLOTS - 1)];
+	p = nfg_rtc_door_slot(rn, hash);
 	slot = READ_ONCE(*p);
 	old = slot;
 	if (nfg_rtc_door_pass(&slot, hash, known, n))
@@ -372,7 +432,8 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	if (n > 1 && ct && !nf_ct_is_confirmed(ct) &&
 	    CTINFO2DIR(ctinfo) == IP_CT_DIR_ORIGINAL)
 		return XT_CONTINUE;
-	if (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dst(skb, family))
+	if (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dev(xt_in(par)) ||
+	    nfg_rtc_skip_dst(skb, family))
 		return XT_CONTINUE;
 	if (!nfg_rtc_pkt_keys(skb, family, xt_in(par), &k))
 		return XT_CONTINUE;
@@ -412,6 +473,7 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	e->dir = CTINFO2DIR(ctinfo);
 	e->learnt = jiffies;
 	e->last_used = e->learnt;
+	e->served = false;
 
 	old = rhashtable_lookup_get_insert_fast(&rn->table, &e->node,
 						nfg_rtc_params);

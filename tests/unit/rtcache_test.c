@@ -233,7 +233,7 @@ static unsigned int door_learns_at(u64 *slot, u64 hash, u32 known,
 {
 	unsigned int pkt;
 
-	for (pkt = 1; pkt <= 1000; pkt++)
+	for (pkt = 1; pkt <= 4000; pkt++)
 		if (nfg_rtc_door_pass(slot, hash, known, n))
 			return pkt;
 	return 0;
@@ -294,6 +294,37 @@ static void test_door_collision(void)
 	CHECK(nfg_rtc_door_pass(&slot, a, 0, 3));
 }
 
+static void test_door_strikes(void)
+{
+	u64 h = nfg_rtc_door_hash(0x4001, 3), o = nfg_rtc_door_hash(0x5001, 3);
+	u64 slot = 0;
+	unsigned int s;
+
+	/* learn_after 2, reply direction: learnt on its 2nd packet. */
+	CHECK_EQ(door_learns_at(&slot, h, 0, 2), 2);
+	/* Each unused drop doubles the packets before learning again. */
+	for (s = 1; s <= NFG_RTC_DOOR_STRIKES_MAX; s++) {
+		nfg_rtc_door_strike(&slot, h, false);
+		CHECK_EQ(door_learns_at(&slot, h, 0, 2), (1U << s) + 2);
+	}
+	/* Capped. */
+	nfg_rtc_door_strike(&slot, h, false);
+	CHECK_EQ(door_learns_at(&slot, h, 0, 2),
+		 (1U << NFG_RTC_DOOR_STRIKES_MAX) + 2);
+	/* An entry that served: strikes forgotten, learnt at once. */
+	nfg_rtc_door_strike(&slot, h, true);
+	CHECK(nfg_rtc_door_pass(&slot, h, 0, 2));
+	CHECK(nfg_rtc_door_pass(&slot, h, 0, NFG_RTC_LEARN_AFTER_MAX));
+	/* A strike after that starts from one again. */
+	nfg_rtc_door_strike(&slot, h, false);
+	CHECK_EQ(door_learns_at(&slot, h, 1, 2), 3);
+	/* Another tag's strike does not count for this one. */
+	slot = 0;
+	nfg_rtc_door_strike(&slot, o, false);
+	nfg_rtc_door_strike(&slot, h, false);
+	CHECK_EQ(door_learns_at(&slot, h, 0, 2), 4);
+}
+
 static void test_door_hash(void)
 {
 	static long objs[2];
@@ -333,6 +364,7 @@ int main(void)
 	run("door_counts", test_door_counts);
 	run("door_relearn", test_door_relearn);
 	run("door_collision", test_door_collision);
+	run("door_strikes", test_door_strikes);
 	run("door_hash", test_door_hash);
 	return utest_summary();
 }

@@ -1,0 +1,112 @@
+#!/bin/bash
+# nfg-case-timeout: 300
+# RTCACHE learns only what it can serve.
+#  - Keys that differ between PREROUTING and the target: a flow whose mark
+#    alternates per packet (nft numgen in mangle PREROUTING) is learnt and
+#    invalidated again and again without a single hit; re-learning such a
+#    flow backs off exponentially (at most 8 learns for 66 packets), and
+#    every packet still arrives. IPv6.
+#  - VRF: the router's two interfaces are enslaved to a VRF; PREROUTING
+#    runs once with the slave as input and once with the VRF device, the
+#    target sees the VRF device. Nothing is learnt nor invalidated (no
+#    churn with zero hits) and every packet arrives. IPv4.
+#  - Loopback: a router's own traffic to its own address (input on lo,
+#    which keeps the route it was sent with, so the PREROUTING hook can
+#    never serve it) through an INPUT rule: ten flows per family leave
+#    the cache empty. IPv4 and IPv6.
+# shellcheck source=tests/vm/lib.sh
+. "$NFG_TOP/tests/vm/lib.sh"
+# shellcheck source=tests/rtcache/lib.sh
+. "$NFG_TOP/tests/rtcache/lib.sh"
+nfg_need nft iptables-legacy ip6tables-legacy
+nfg_load_modules xt_RTCACHE
+rtc_topo_up 5000 5001
+
+# d NAME BASE: how much the counter NAME grew since BASE.
+d() { echo $(($(rtc_stat "$1") - $2)); }
+
+marks() {
+	local learn hit
+	nfg_log "== per-packet marks (ipv6)"
+	nfg_router nft -f - <<-EOF || nfg_fail "numgen mark rule"
+		table ip6 nfg_churn {
+			chain pre {
+				type filter hook prerouting priority mangle;
+				udp dport 5001 meta mark set numgen inc mod 2
+			}
+		}
+	EOF
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -A FORWARD -p udp --dport 5001 -j RTCACHE ||
+		nfg_fail "RTCACHE rule"
+	learn=$(rtc_stat learn) hit=$(rtc_stat hit)
+	rtc_sender_start m 6 5001
+	rtc_send m 2
+	rtc_send m 64
+	rtc_wait_count 6 1 5001 66
+	nfg_log "learn +$(d learn "$learn") invalid +$(d invalid 0) hit +$(d hit "$hit")"
+	nfg_assert_eq 0 "$(d hit "$hit")" "hits of a flow whose mark alternates"
+	nfg_assert_le "$(d learn "$learn")" 8 "learns of a flow whose mark alternates (66 packets)"
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F
+	nfg_router nft delete table ip6 nfg_churn || nfg_fail "delete the mark table"
+	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rule went: $(rtc_live)"
+}
+
+vrf() {
+	local learn inval hit base
+	nfg_log "== VRF (ipv4)"
+	modprobe vrf || nfg_fail "modprobe vrf"
+	nfg_router ip link add blue type vrf table 10 || nfg_fail "VRF device"
+	nfg_router ip link set blue up || nfg_fail "VRF up"
+	nfg_router ip link set eth0 master blue || nfg_fail "enslave eth0"
+	nfg_router ip link set eth1 master blue || nfg_fail "enslave eth1"
+	nfg_router ip route add "$RTC_SVC4/32" via "${RTC_NH4[1]}" vrf blue || nfg_fail "VRF route"
+	nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -A FORWARD -j RTCACHE || nfg_fail "RTCACHE rule"
+	learn=$(rtc_stat learn) inval=$(rtc_stat invalid) hit=$(rtc_stat hit)
+	base=$(rtc_count 4 1 5000)
+	rtc_sender_start v 4 5000
+	rtc_send v 2
+	rtc_send v 20
+	rtc_wait_count 4 1 5000 $((base + 22))
+	nfg_log "learn +$(d learn "$learn") invalid +$(d invalid "$inval") hit +$(d hit "$hit")"
+	nfg_assert_eq 0 "$(d learn "$learn")" "learnt in a VRF"
+	nfg_assert_eq 0 "$(d invalid "$inval")" "invalidated in a VRF"
+	nfg_assert_eq 0 "$(rtc_stat entries)" "entries in a VRF"
+	nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F
+	nfg_router ip link set eth0 nomaster
+	nfg_router ip link set eth1 nomaster
+	nfg_router ip link del blue || nfg_fail "delete the VRF"
+	rmmod vrf 2>/dev/null
+}
+
+loopback() {
+	local fam
+	nfg_log "== loopback flows (ipv4, ipv6)"
+	for fam in 4 6; do
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -A INPUT -i lo -p udp --dport 7000:7009 -j RTCACHE ||
+			nfg_fail "RTCACHE rule (ipv$fam)"
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -A INPUT -i lo -p udp --dport 7000:7009 \
+			-m comment --comment lo_drop -j DROP ||
+			nfg_fail "DROP rule (ipv$fam)"
+	done
+	# shellcheck disable=SC2016 # expanded by the sender
+	nfg_router bash -c 'for a in "$@"; do
+		for ((p = 7000; p < 7010; p++)); do
+			exec 3>"/dev/udp/$a/$p" || exit 1
+			for i in 1 2 3 4; do printf x >&3 || exit 1; done
+			exec 3>&-
+		done
+	done' x "$NFG_RS4" "$NFG_RS6" || nfg_fail "local senders"
+	for fam in 4 6; do
+		nfg_assert_eq 40 "$(nfg_ipt_pkts "$NFG_NS_R" legacy "$fam" lo_drop)" "loopback packets (ipv$fam)"
+	done
+	nfg_assert_eq 0 "$(rtc_stat entries)" "entries of 20 loopback flows"
+	for fam in 4 6; do
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -F
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -F INPUT
+	done
+}
+
+marks
+loopback
+vrf
+nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
