@@ -20,8 +20,9 @@
 #   its count right (see part_gcbatch).
 # - replace: a named rule keeps its counts across a legacy table
 #   replacement (an unrelated rule added), IPv4 and IPv6; an unnamed rule
-#   and mainline connlimit are run on the same sequence and printed (see
-#   part_replace).
+#   and mainline connlimit are run on the same sequence and printed; rules
+#   with the same name share a table only with equal family, mask and
+#   direction (see part_replace).
 # Each part runs on its own (separate ports and rules) and every failing
 # part is reported.
 # shellcheck source=tests/vm/lib.sh
@@ -361,6 +362,27 @@ part_replace() {
 		done
 	done
 	[ $bad = 0 ] || nfg_fail "replace: a named rule lost its counts in a table replacement"
+	# Who shares: the same name, family, mask and direction (legacy or nft,
+	# whatever the limit); another mask gets its own table, same name.
+	local k=(-p tcp --dport 5009 -m kconnlimit --kconnlimit-name shr) tabs
+	nfg_ipt "$NFG_NS_S" legacy 4 -A INPUT "${k[@]}" --kconnlimit-above 2 &&
+		nfg_ipt "$NFG_NS_S" legacy 4 -A INPUT "${k[@]}" --kconnlimit-upto 5 &&
+		nfg_ipt "$NFG_NS_S" nft 4 -A INPUT "${k[@]}" --kconnlimit-above 7 &&
+		nfg_ipt "$NFG_NS_S" legacy 4 -A INPUT "${k[@]}" --kconnlimit-above 2 --kconnlimit-mask 24 &&
+		nfg_ipt "$NFG_NS_S" legacy 6 -A INPUT "${k[@]}" --kconnlimit-above 2 ||
+		nfg_fail "replace: shared rules"
+	tabs=$(nfg_in "$NFG_NS_S" cat /proc/net/stat/nfguard_kconnlimit | awk '$2 == "shr" { print $3, $4, $5 }' | sort | tr '\n' ';')
+	nfg_log "replace: tables named shr: $tabs"
+	# a shared table shows the limit of the rule added last, and adding the
+	# /24 rule re-added the legacy ones (table replacement): upto 5
+	nfg_assert_eq "ipv4 src/24 >2;ipv4 src/32 <=5;ipv6 src/128 >2;" "$tabs" \
+		"replace: tables of 4 IPv4 rules named shr (3 share, one has another mask) and an IPv6 one"
+	nfg_ipt "$NFG_NS_S" legacy 4 -F INPUT
+	nfg_ipt "$NFG_NS_S" legacy 6 -F INPUT
+	nfg_ipt "$NFG_NS_S" nft 4 -F INPUT
+	# nf_tables destroys a deleted rule after the command returned
+	nfg_wait_until 60 eval "! nfg_in $NFG_NS_S grep -q ' shr ' /proc/net/stat/nfguard_kconnlimit" ||
+		nfg_fail "replace: tables named shr left after the rules went"
 }
 
 failed="" n=0
