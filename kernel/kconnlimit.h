@@ -15,13 +15,22 @@
 #include "kconnlimit_core.h"
 
 /*
- * One per xt rule (checkentry creates it, destroy frees it). Linked on
- * nfg_kcl_instances so the worker and the control plane find it; @net is
- * compared, and dereferenced only while @net_alive (a rule may outlive its
- * netns). @budget is the netns's (see nfg_kcl_netbudget in kconnlimit_mt.c).
+ * One per table: an unnamed xt rule has its own, named rules of one netns
+ * with equal @params share one (table.users counts them, see
+ * kconnlimit_mt_check()). The first rule's checkentry creates it, the last
+ * rule's destroy frees it. Linked on nfg_kcl_instances so the worker and
+ * the control plane find it; @net is compared, and dereferenced only while
+ * @net_alive (a rule may outlive its netns). @budget is the netns's (see
+ * nfg_kcl_netbudget in kconnlimit_mt.c).
  */
 struct nfg_kcl_instance {
 	struct list_head	list;	/* nfg_kcl_instances, under nfg_kcl_mutex */
+	/*
+	 * Named instances: the netns's list (nfg_kcl_net.named) that
+	 * checkentry searches, under nfg_kcl_mutex; unlinked (empty) once the
+	 * netns exits. Unnamed ones: always empty.
+	 */
+	struct list_head	net_list;
 	possible_net_t		net;
 	/*
 	 * Written under nfg_kcl_mutex: cleared by the netns's pre_exit, after
@@ -31,9 +40,13 @@ struct nfg_kcl_instance {
 	 */
 	bool			net_alive;
 	u32			id;
-	char			name[XT_KCONNLIMIT_MAXNAMELEN];
-	u8			family;	/* NFPROTO_IPV4 or NFPROTO_IPV6 */
-	u8			prefix;
+	/* Immutable: name, family (NFPROTO_IPV4 or _IPV6), mask, direction. */
+	struct nfg_kcl_params	params;
+	/*
+	 * Shown by the control plane: the flags and limit of the rule checked
+	 * last (a legacy table replacement checks all of its rules again), under
+	 * nfg_kcl_mutex. Verdicts use each rule's own.
+	 */
 	u8			flags;
 	u32			limit;
 	__be32			mask[4];

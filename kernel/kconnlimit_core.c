@@ -12,8 +12,9 @@
  * by looking its tuple up again in the conntrack hash: a SYN flood from many
  * sources turns into a stream of hash lookups under contended locks.
  *
- * Data layout: every rule instance owns a table. The table is an array of
- * @slots chains indexed by jhash(key) and an array of @locks spinlocks;
+ * Data layout: every rule instance has a table, which named rules share
+ * (below). The table is an array of @slots chains indexed by jhash(key)
+ * and an array of @locks spinlocks;
  * slot i is protected by lock i & (locks - 1). A key is a masked address
  * and a conntrack zone id (zones have separate budgets, as in connlimit).
  * A chain links one node per key present; a node holds the key's count and
@@ -115,6 +116,14 @@
  * keeps the n largest counts in a min-heap; the result is a snapshot that
  * may be a little stale, never torn (each count is one READ_ONCE()).
  *
+ * Sharing: a table counts for every rule that uses it (@users). The
+ * environment gives the table of a named rule to the other rules of its
+ * netns with equal nfg_kcl_params (nfg_kcl_shareable(): name, family,
+ * mask, direction), so that replacing a legacy xtables table, which
+ * creates the new rules before it destroys the old ones, keeps the counts;
+ * each rule compares the shared count with its own limit. An unnamed rule
+ * never shares.
+ *
  * Duplicates: the creating packet passes a given rule once; if the same
  * unconfirmed conntrack comes back to the rule (a chain jumped to twice),
  * the key's newest entry (node->newest, not the tail: walks rotate older
@@ -189,6 +198,7 @@ int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
 	t->budget = budget;
 	atomic_set(&t->keys, 0);
 	atomic_set(&t->conns, 0);
+	refcount_set(&t->users, 1);
 	atomic_inc(&nfg_kcl_live_objects);
 	return 0;
 
@@ -200,6 +210,24 @@ err_out:
 	t->slots = NULL;
 	t->locks = NULL;
 	return -ENOMEM;
+}
+
+bool nfg_kcl_shareable(const struct nfg_kcl_params *a,
+		       const struct nfg_kcl_params *b)
+{
+	return a->name[0] && !strncmp(a->name, b->name, sizeof(a->name)) &&
+	       a->family == b->family && a->prefix == b->prefix &&
+	       a->daddr == b->daddr;
+}
+
+void nfg_kcl_table_get(struct nfg_kcl_table *t)
+{
+	refcount_inc(&t->users);
+}
+
+bool nfg_kcl_table_put(struct nfg_kcl_table *t)
+{
+	return refcount_dec_and_test(&t->users);
 }
 
 static u32 nfg_kcl_hash(const struct nfg_kcl_table *t,

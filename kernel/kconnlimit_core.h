@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -95,6 +96,22 @@ struct nfg_kcl_node {
 	struct rcu_head		rcu;
 };
 
+/*
+ * What a rule's table is keyed by, in the eyes of other rules. Two rules
+ * of one accounting domain (the environment keeps domains apart) may
+ * share a table when nfg_kcl_shareable() says so: the same non-empty name,
+ * family, mask and direction. The limit is not part of it: each rule
+ * compares the shared count with its own.
+ */
+#define NFG_KCL_NAMELEN		32	/* including the trailing NUL */
+
+struct nfg_kcl_params {
+	char	name[NFG_KCL_NAMELEN];	/* NUL-terminated; "" = never shared */
+	u8	family;			/* the environment's (NFPROTO_*) */
+	u8	prefix;			/* mask length */
+	bool	daddr;			/* keyed on the destination address */
+};
+
 struct nfg_kcl_stats {
 	u64	matched;	/* packets the rule matched (verdict true) */
 	u64	over_limit;	/* packets whose key was over the limit */
@@ -121,6 +138,12 @@ struct nfg_kcl_table {
 	atomic_t		conns;		/* remembered connections */
 	struct nfg_kcl_budget	*budget;	/* shared, capped (environment's) */
 	struct nfg_kcl_stats __percpu *stats;
+	/*
+	 * Rules using the table: 1 from nfg_kcl_table_init(). The environment
+	 * takes and drops users under its own lock, the one it finds shared
+	 * tables under, so that a table found there cannot be going away.
+	 */
+	refcount_t		users;
 };
 
 struct nfg_kcl_info {
@@ -161,6 +184,20 @@ int nfg_kcl_table_init(struct nfg_kcl_table *t, u32 slots, u32 locks,
 		       u32 seed, bool v6, struct nfg_kcl_budget *budget);
 /* No reader may be left: forgets (releases) everything and frees. */
 void nfg_kcl_table_destroy(struct nfg_kcl_table *t);
+
+/* May rules with @a and @b count in one table? Never when unnamed. */
+bool nfg_kcl_shareable(const struct nfg_kcl_params *a,
+		       const struct nfg_kcl_params *b);
+
+/* One more rule uses @t (which has a user already). */
+void nfg_kcl_table_get(struct nfg_kcl_table *t);
+
+/*
+ * A rule stops using @t. Returns true when it was the last one: the caller
+ * then destroys the table once no reader is left; the counts live on as
+ * long as another rule uses it.
+ */
+bool nfg_kcl_table_put(struct nfg_kcl_table *t);
 
 /*
  * Remember the connection @id under @key (pending: nothing referenced) and

@@ -150,9 +150,16 @@ struct nfg_kcl_net {
 	struct nfg_kcl_netbudget *budget;
 	/* Last instance id given in this netns, under nfg_kcl_mutex. */
 	u32			next_id;
+	/* Named instances of this netns (nfg_kcl_instance.net_list), ditto. */
+	struct list_head	named;
 };
 
 static unsigned int nfg_kcl_net_id __read_mostly;
+
+static struct nfg_kcl_net *nfg_kcl_pernet(struct net *net)
+{
+	return net_generic(net, nfg_kcl_net_id);
+}
 
 static void nfg_kcl_budget_put(struct nfg_kcl_budget *b)
 {
@@ -167,16 +174,14 @@ static struct nfg_kcl_budget *nfg_kcl_budget_get(struct net *net)
 {
 	struct nfg_kcl_netbudget *nb;
 
-	nb = ((struct nfg_kcl_net *)net_generic(net, nfg_kcl_net_id))->budget;
+	nb = nfg_kcl_pernet(net)->budget;
 	refcount_inc(&nb->ref);
 	return &nb->b;
 }
 
 unsigned long nfg_kcl_net_conns(struct net *net)
 {
-	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
-
-	return atomic_long_read(&kn->budget->b.conns);
+	return atomic_long_read(&nfg_kcl_pernet(net)->budget->b.conns);
 }
 
 /* ---- conntrack side of the core --------------------------------------- */
@@ -283,11 +288,11 @@ void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 static void kconnlimit_key(const struct nfg_kcl_instance *inst,
 			   const struct sk_buff *skb, struct nfg_kcl_key *key)
 {
-	const bool dst = inst->flags & XT_KCONNLIMIT_DADDR;
+	const bool dst = inst->params.daddr;
 	const __be32 *a;
 	int i;
 
-	if (inst->family == NFPROTO_IPV6) {
+	if (inst->params.family == NFPROTO_IPV6) {
 		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
 
 		a = dst ? ip6h->daddr.s6_addr32 : ip6h->saddr.s6_addr32;
@@ -383,14 +388,68 @@ static bool kconnlimit_name_ok(const char *name)
 	return true;
 }
 
+/* Under nfg_kcl_mutex: the instance a named rule with @params shares. */
+static struct nfg_kcl_instance *
+kconnlimit_find(struct nfg_kcl_net *kn, const struct nfg_kcl_params *params)
+{
+	struct nfg_kcl_instance *inst;
+
+	list_for_each_entry(inst, &kn->named, net_list)
+		if (nfg_kcl_shareable(&inst->params, params))
+			return inst;
+	return NULL;
+}
+
+/*
+ * Under nfg_kcl_mutex: a new instance (its table with one user), linked on
+ * the instance list and, when named, on the netns's list.
+ */
+static struct nfg_kcl_instance *
+kconnlimit_inst_new(struct net *net, const struct nfg_kcl_params *params)
+{
+	struct nfg_kcl_net *kn = nfg_kcl_pernet(net);
+	struct nfg_kcl_budget *budget;
+	struct nfg_kcl_instance *inst;
+	unsigned int i, bits;
+	int err;
+
+	inst = kzalloc(sizeof(*inst), GFP_KERNEL_ACCOUNT);
+	if (!inst)
+		return ERR_PTR(-ENOMEM);
+	budget = nfg_kcl_budget_get(net);
+	err = nfg_kcl_table_init(&inst->table, READ_ONCE(nfg_kcl_param_slots),
+				 READ_ONCE(nfg_kcl_param_locks),
+				 get_random_u32(),
+				 params->family == NFPROTO_IPV6, budget);
+	if (err) {
+		nfg_kcl_budget_put(budget);
+		kfree(inst);
+		return ERR_PTR(err);
+	}
+	write_pnet(&inst->net, net);
+	inst->net_alive = true;
+	inst->params = *params;
+	for (i = 0; i < 4; i++) {
+		bits = clamp_t(int, (int)params->prefix - 32 * (int)i, 0, 32);
+		inst->mask[i] = bits ? htonl(~0U << (32 - bits)) : 0;
+	}
+	/* Per netns: ids must not tell one netns how busy the others are. */
+	inst->id = ++kn->next_id;
+	list_add_tail(&inst->list, &nfg_kcl_instances);
+	if (params->name[0])
+		list_add_tail(&inst->net_list, &kn->named);
+	else
+		INIT_LIST_HEAD(&inst->net_list);
+	return inst;
+}
+
 static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 {
 	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
 	const bool v6 = par->family == NFPROTO_IPV6;
 	const unsigned int plen_max = v6 ? 128 : 32;
-	struct nfg_kcl_budget *budget;
 	struct nfg_kcl_instance *inst;
-	unsigned int i, bits;
+	struct nfg_kcl_params params;
 	int err;
 
 	if (info->flags & ~XT_KCONNLIMIT_FLAGS_ALL) {
@@ -436,61 +495,66 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 	if (err < 0) {
 		pr_info_ratelimited("kconnlimit: cannot load conntrack support for proto=%u\n",
 				    par->family);
-		goto err_out;
+		return err;
 	}
-	inst = kzalloc(sizeof(*inst), GFP_KERNEL_ACCOUNT);
-	if (!inst) {
-		err = -ENOMEM;
-		goto err_netns;
-	}
-	budget = nfg_kcl_budget_get(par->net);
-	err = nfg_kcl_table_init(&inst->table, READ_ONCE(nfg_kcl_param_slots),
-				 READ_ONCE(nfg_kcl_param_locks),
-				 get_random_u32(), v6, budget);
-	if (err)
-		goto err_budget;
+	BUILD_BUG_ON(sizeof(params.name) != sizeof(info->name));
+	memset(&params, 0, sizeof(params));
+	strscpy(params.name, info->name, sizeof(params.name));
+	params.family = par->family;
+	params.prefix = info->prefix;
+	params.daddr = info->flags & XT_KCONNLIMIT_DADDR;
 
-	write_pnet(&inst->net, par->net);
-	inst->net_alive = true;
-	strscpy(inst->name, info->name, sizeof(inst->name));
-	inst->family = par->family;
-	inst->prefix = info->prefix;
+	/*
+	 * A named rule takes the table of its netns's instance with equal
+	 * parameters, if there is one: iptables-legacy replaces a whole table
+	 * by checking every rule of the new copy before destroying the old
+	 * one, so the rule's counts survive the replacement (and rules that
+	 * share a name share a count, as hashlimit's). Users are taken and
+	 * dropped only under nfg_kcl_mutex, which is also what the search is
+	 * under: an instance found here has a user, and cannot be freed until
+	 * we let go of the mutex.
+	 */
+	mutex_lock(&nfg_kcl_mutex);
+	inst = kconnlimit_find(nfg_kcl_pernet(par->net), &params);
+	if (inst) {
+		nfg_kcl_table_get(&inst->table);
+	} else {
+		inst = kconnlimit_inst_new(par->net, &params);
+		if (IS_ERR(inst)) {
+			mutex_unlock(&nfg_kcl_mutex);
+			nf_ct_netns_put(par->net, par->family);
+			return PTR_ERR(inst);
+		}
+	}
 	inst->flags = info->flags;
 	inst->limit = info->limit;
-	for (i = 0; i < 4; i++) {
-		bits = clamp_t(int, (int)info->prefix - 32 * (int)i, 0, 32);
-		inst->mask[i] = bits ? htonl(~0U << (32 - bits)) : 0;
-	}
-
-	mutex_lock(&nfg_kcl_mutex);
-	/* Per netns: ids must not tell one netns how busy the others are. */
-	inst->id = ++((struct nfg_kcl_net *)net_generic(par->net, nfg_kcl_net_id))->next_id;
-	list_add_tail(&inst->list, &nfg_kcl_instances);
 	mutex_unlock(&nfg_kcl_mutex);
 	info->inst = inst;
 	return 0;
-
-err_budget:
-	nfg_kcl_budget_put(budget);
-	kfree(inst);
-err_netns:
-	nf_ct_netns_put(par->net, par->family);
-err_out:
-	return err;
 }
 
 static void kconnlimit_mt_destroy(const struct xt_mtdtor_param *par)
 {
 	struct xt_kconnlimit_mtinfo *info = par->matchinfo;
 	struct nfg_kcl_instance *inst = info->inst;
+	bool last;
 
 	mutex_lock(&nfg_kcl_mutex);
-	list_del(&inst->list);
+	last = nfg_kcl_table_put(&inst->table);
+	if (last) {
+		list_del(&inst->list);
+		list_del_init(&inst->net_list);
+	}
 	mutex_unlock(&nfg_kcl_mutex);
-	/* xtables and nf_tables destroy a rule after its last packet left. */
-	nfg_kcl_table_destroy(&inst->table);
-	nfg_kcl_budget_put(inst->table.budget);
-	kfree(inst);
+	if (last) {
+		/*
+		 * xtables and nf_tables destroy a rule after its last packet
+		 * left; the other rules that used the table went before.
+		 */
+		nfg_kcl_table_destroy(&inst->table);
+		nfg_kcl_budget_put(inst->table.budget);
+		kfree(inst);
+	}
 	nf_ct_netns_put(par->net, par->family);
 }
 
@@ -563,10 +627,10 @@ static int nfg_kcl_proc_show(struct seq_file *seq, void *v)
 			continue;
 		nfg_kcl_table_info(&inst->table, &ci);
 		seq_printf(seq, "%u %s %s %s/%u %s%u %u %u %llu %llu %llu %llu %llu %llu\n",
-			   inst->id, inst->name[0] ? inst->name : "-",
-			   inst->family == NFPROTO_IPV6 ? "ipv6" : "ipv4",
-			   inst->flags & XT_KCONNLIMIT_DADDR ? "dst" : "src",
-			   inst->prefix,
+			   inst->id, inst->params.name[0] ? inst->params.name : "-",
+			   inst->params.family == NFPROTO_IPV6 ? "ipv6" : "ipv4",
+			   inst->params.daddr ? "dst" : "src",
+			   inst->params.prefix,
 			   inst->flags & XT_KCONNLIMIT_UPTO ? "<=" : ">",
 			   inst->limit, ci.keys, ci.conns, ci.stats.matched,
 			   ci.stats.over_limit, ci.stats.inserts,
@@ -579,7 +643,7 @@ static int nfg_kcl_proc_show(struct seq_file *seq, void *v)
 
 static int __net_init nfg_kcl_net_init(struct net *net)
 {
-	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
+	struct nfg_kcl_net *kn = nfg_kcl_pernet(net);
 	struct nfg_kcl_netbudget *nb;
 
 	nb = kzalloc(sizeof(*nb), GFP_KERNEL_ACCOUNT);
@@ -587,6 +651,7 @@ static int __net_init nfg_kcl_net_init(struct net *net)
 		goto err_out;
 	refcount_set(&nb->ref, 1);
 	kn->budget = nb;
+	INIT_LIST_HEAD(&kn->named);
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
 	    !proc_create_net_single(NFG_KCL_PROC_NAME, 0444, net->proc_net_stat,
 				    nfg_kcl_proc_show, NULL))
@@ -642,8 +707,17 @@ static void __net_exit nfg_kcl_net_pre_exit(struct net *net)
 
 static void __net_exit nfg_kcl_net_exit(struct net *net)
 {
-	struct nfg_kcl_net *kn = net_generic(net, nfg_kcl_net_id);
+	struct nfg_kcl_net *kn = nfg_kcl_pernet(net);
+	struct nfg_kcl_instance *inst, *tmp;
 
+	/*
+	 * Rules may be destroyed after this (pernet exits run in reverse
+	 * order of module load): their instances must not point into @kn.
+	 */
+	mutex_lock(&nfg_kcl_mutex);
+	list_for_each_entry_safe(inst, tmp, &kn->named, net_list)
+		list_del_init(&inst->net_list);
+	mutex_unlock(&nfg_kcl_mutex);
 	remove_proc_entry(NFG_KCL_PROC_NAME, net->proc_net_stat);
 	nfg_kcl_budget_put(&kn->budget->b);
 }

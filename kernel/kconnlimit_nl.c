@@ -78,7 +78,7 @@ static bool nfg_kcl_selected(const struct nfg_kcl_instance *inst,
 			     const struct net *net, const char *name)
 {
 	return net_eq(read_pnet(&inst->net), net) &&
-	       (!name || !strcmp(inst->name, name));
+	       (!name || !strcmp(inst->params.name, name));
 }
 
 static int nfg_kcl_dump_start(struct netlink_callback *cb)
@@ -117,9 +117,9 @@ static int nfg_kcl_dump_start(struct netlink_callback *cb)
 			continue;
 		si = &snap->inst[snap->n++];
 		si->id = inst->id;
-		strscpy(si->name, inst->name, sizeof(si->name));
-		si->family = inst->family;
-		si->prefix = inst->prefix;
+		strscpy(si->name, inst->params.name, sizeof(si->name));
+		si->family = inst->params.family;
+		si->prefix = inst->params.prefix;
 		si->flags = inst->flags;
 		si->limit = inst->limit;
 		si->slots = nfg_kcl_slots(&inst->table);

@@ -927,6 +927,57 @@ static void test_concurrent(void)
 	nfg_kcl_table_destroy(&t);
 }
 
+/*
+ * Shared tables: which rules may share (a name, and equal family, mask and
+ * direction; never unnamed rules; the limit plays no part), and a table
+ * with two users keeps its counts when one of them goes, as across a
+ * legacy table replacement (new rule first, old one destroyed after).
+ */
+static void test_shared(void)
+{
+	const struct nfg_kcl_params web = { "web", 2, 24, false };
+	struct nfg_kcl_params p = web, anon = { "", 2, 24, false };
+	struct nfg_kcl_key k = k4(0x0a000100);
+	struct nfg_kcl_table t;
+	struct fake_ct *a[3];
+	unsigned int cnt;
+	int i;
+
+	CHECK(nfg_kcl_shareable(&web, &p));
+	p.prefix = 16;
+	CHECK(!nfg_kcl_shareable(&web, &p));
+	p = web;
+	p.daddr = true;
+	CHECK(!nfg_kcl_shareable(&web, &p));
+	p = web;
+	p.family = 10;
+	CHECK(!nfg_kcl_shareable(&web, &p));
+	p = web;
+	p.name[2] = 'B';
+	CHECK(!nfg_kcl_shareable(&web, &p));
+	strcpy(p.name, "web2");
+	CHECK(!nfg_kcl_shareable(&web, &p));
+	CHECK(!nfg_kcl_shareable(&p, &web));
+	CHECK(!nfg_kcl_shareable(&anon, &anon));
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < 3; i++) {
+		a[i] = ct_new();
+		CHECK_EQ(conn(&t, k, a[i], &cnt), 0);
+	}
+	/* the new rule takes the table, then the old one lets go */
+	nfg_kcl_table_get(&t);
+	CHECK(!nfg_kcl_table_put(&t));
+	CHECK_EQ(nfg_kcl_count(&t, &k), 3);
+	CHECK_EQ(atomic_long_read(&budget.conns), 3);
+	CHECK_EQ(atomic_read(&nfg_kcl_live_objects), 5);
+	/* the last user */
+	CHECK(nfg_kcl_table_put(&t));
+	for (i = 0; i < 3; i++)
+		ct_put(a[i]);
+	nfg_kcl_table_destroy(&t);
+}
+
 int main(void)
 {
 	pthread_rwlockattr_t a;
@@ -952,6 +1003,7 @@ int main(void)
 	run("top", test_top);
 	run("destroy_releases", test_destroy_releases);
 	run("concurrent", test_concurrent);
+	run("shared", test_shared);
 
 	nfg_kcl_core_exit();
 	return utest_summary();
