@@ -22,9 +22,10 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_kconnlimit.h>
 
 #include "cli.h"
-#include "nfg_kconnlimit.h"
+#include "libnfguard.h"
 
 void usage_kconnlimit(FILE *f)
 {

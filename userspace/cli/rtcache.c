@@ -17,7 +17,7 @@
 #include <linux/netfilter.h>
 
 #include "cli.h"
-#include "nfg_rtcache.h"
+#include "libnfguard.h"
 
 void usage_rtcache(FILE *f)
 {

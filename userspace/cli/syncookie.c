@@ -28,7 +28,7 @@
 #include <linux/netfilter/nfguard_genl.h>
 
 #include "cli.h"
-#include "nfg_syncookie.h"
+#include "libnfguard.h"
 
 void usage_syncookie(FILE *f)
 {
