@@ -120,10 +120,9 @@ $(LIBNFG_PC): userspace/lib/libnfguard.pc.in $(B)/config.mk
 	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
 		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(NFG_VERSION)|' $< > $@
 
-# The CLI reports the configured package version (nfguard --version).
 $(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.h) $(B)/config.mk Makefile
 	@mkdir -p $(@D)
-	$(CC) $(UCFLAGS) -DNFG_VERSION='"$(NFG_VERSION)"' -c -o $@ $<
+	$(CC) $(UCFLAGS) -c -o $@ $<
 
 $(B)/bin/nfguard: $(CLI_OBJ) $(LIBNFG)
 	@mkdir -p $(@D)

@@ -77,6 +77,10 @@ int cmd_rtcache(int argc, char **argv)
 		usage_rtcache(stderr);
 		return CLI_EXIT_ERROR;
 	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_rtcache(stdout);
+		return 0;
+	}
 	if (!strcmp(argv[1], "stats") && argc == 2) {
 		h = rtc_open_or_die();
 		ret = nfg_rtc_stats(h, &s, &e);
