@@ -2,7 +2,8 @@
 #
 #   make               modules for every configured kernel + userspace + man pages
 #   make install       modules (updates/, depmod), plugins, CLI, man pages, libnfguard
-#                      (shared + static, libnfguard.h, libnfguard.pc); DESTDIR honoured
+#                      (shared + static, libnfguard.h, libnfguard.pc), the stats JSON
+#                      schema; DESTDIR honoured
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
 #   make check-unit    userspace unit tests (ASan/UBSan)
@@ -96,6 +97,8 @@ LIBNFG_REAL := $(LIBNFG_SONAME).0.0
 LIBNFG_SO := $(B)/userspace/$(LIBNFG_REAL)
 LIBNFG_PC := $(B)/userspace/libnfguard.pc
 LIBNFG_PUBHDR := userspace/lib/libnfguard.h
+# JSON Schema of `nfguard stats --json` (installed, named in nfguard(8))
+STATS_SCHEMA := doc/nfguard-stats.schema.json
 
 userspace: $(LIBNFG) $(LIBNFG_SO) $(LIBNFG_PC) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
 
@@ -172,6 +175,8 @@ install: all
 	ln -sfn $(LIBNFG_SONAME) $(DESTDIR)$(libdir)/libnfguard.so
 	install -m 0644 $(LIBNFG_PC) $(DESTDIR)$(libdir)/pkgconfig/
 	install -m 0644 $(LIBNFG_PUBHDR) $(DESTDIR)$(includedir)/
+	install -d $(DESTDIR)$(datarootdir)/nfguard
+	install -m 0644 $(STATS_SCHEMA) $(DESTDIR)$(datarootdir)/nfguard/
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall:
@@ -183,6 +188,8 @@ uninstall:
 	rm -f $(DESTDIR)$(sbindir)/nfguard $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(MAN_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(libdir)/,$(LIBNFG_REAL) $(LIBNFG_SONAME) libnfguard.so libnfguard.a) \
 		$(DESTDIR)$(libdir)/pkgconfig/libnfguard.pc $(DESTDIR)$(includedir)/$(notdir $(LIBNFG_PUBHDR))
+	rm -f $(DESTDIR)$(datarootdir)/nfguard/$(notdir $(STATS_SCHEMA))
+	-rmdir $(DESTDIR)$(datarootdir)/nfguard 2>/dev/null
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 # --- tests ----------------------------------------------------------------------

@@ -10,7 +10,8 @@
 #   install     `make install DESTDIR` installs exactly the modules (per ABI,
 #               vermagic = ABI), iptables plugins, CLI, man pages and
 #               libnfguard (shared library with soname symlinks, static
-#               archive, libnfguard.h, libnfguard.pc); each plugin loads in
+#               archive, libnfguard.h, libnfguard.pc) and the JSON Schema of
+#               nfguard stats; each plugin loads in
 #               iptables-legacy, the CLI runs, the man pages are found by
 #               man(1) and render without warnings; the shared library has
 #               soname libnfguard.so.1, exports exactly what libnfguard.h
@@ -102,12 +103,13 @@ report "install: make install DESTDIR=\$stage succeeds"
 if [ -f "$top/build/config.mk" ]; then
 	ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) xtlibdir=$(cfg XTLIBDIR)
 	sbindir=$(cfg sbindir) mandir=$(cfg mandir) libdir=$(cfg libdir) includedir=$(cfg includedir)
+	datarootdir=$(cfg datarootdir)
 else
-	ver='' kabis='' xtlibdir='' sbindir='' mandir='' libdir='' includedir=''
+	ver='' kabis='' xtlibdir='' sbindir='' mandir='' libdir='' includedir='' datarootdir=''
 fi
 if [ -z "$ver" ] || [ -z "$kabis" ] || [ -z "$xtlibdir" ] || [ -z "$sbindir" ] || [ -z "$mandir" ] ||
-	[ -z "$libdir" ] || [ -z "$includedir" ]; then
-	bad "no usable build/config.mk (NFG_VERSION, KABIS, XTLIBDIR, sbindir, mandir, libdir, includedir): nothing else to check"
+	[ -z "$libdir" ] || [ -z "$includedir" ] || [ -z "$datarootdir" ]; then
+	bad "no usable build/config.mk (NFG_VERSION, KABIS, XTLIBDIR, sbindir, mandir, libdir, includedir, datarootdir): nothing else to check"
 	report "install: configured"
 	echo "$passed passed, $failed failed"
 	exit 1
@@ -124,6 +126,8 @@ manpages="nfguard.8 nfguard-extensions.8"
 # libnfguard: regular files, then the symlinks (name -> target)
 libfiles="$libdir/libnfguard.so.1.0.0 $libdir/libnfguard.a $libdir/pkgconfig/libnfguard.pc $includedir/libnfguard.h"
 liblinks="libnfguard.so.1:libnfguard.so.1.0.0 libnfguard.so:libnfguard.so.1"
+# data: the JSON Schema of nfguard stats --json
+datafiles="$datarootdir/nfguard/nfguard-stats.schema.json"
 
 expected=$work/install.expected
 {
@@ -135,11 +139,12 @@ expected=$work/install.expected
 	for m in $manpages; do echo "$mandir/man8/$m"; done
 	for f in $libfiles; do echo "$f"; done
 	for l in $liblinks; do echo "$libdir/${l%%:*}"; done
+	for f in $datafiles; do echo "$f"; done
 } | sort >"$expected"
 (cd "$stage" && find . ! -type d | sed 's|^\.||' | sort) >"$work/install.found"
 while IFS= read -r f; do bad "not installed: $f"; done < <(comm -23 "$expected" "$work/install.found")
 while IFS= read -r f; do bad "unexpected file installed: $f"; done < <(comm -13 "$expected" "$work/install.found")
-report "install: installs exactly the modules, plugins, CLI, man pages and libnfguard ($(wc -l <"$expected") files)"
+report "install: installs exactly the modules, plugins, CLI, man pages, libnfguard and the stats schema ($(wc -l <"$expected") files)"
 
 for abi in $kabis; do
 	n=0
@@ -331,7 +336,7 @@ if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/d
 		if run dist-install env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 			make -C "$src" install DESTDIR="$stage3"; then
 			n=$(find "$stage3" -type f | wc -l)
-			want=$(($(wc -w <<<"$plugins $manpages $libfiles") + 1))
+			want=$(($(wc -w <<<"$plugins $manpages $libfiles $datafiles") + 1))
 			for abi in $kabis; do want=$((want + $(kos "$abi" | wc -l))); done
 			[ "$n" -eq "$want" ] || bad "make install from the tarball tree put $n files in DESTDIR, expected $want"
 		fi
