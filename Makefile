@@ -1,7 +1,9 @@
 # nfguard: the one entry point.
 #
 #   make               modules for every configured kernel + userspace + man pages
-#   make install       modules (updates/, depmod), plugins, CLI, man pages; DESTDIR honoured
+#   make install       modules (updates/, depmod), plugins, CLI, man pages, libnfguard
+#                      (shared + static, libnfguard.h, libnfguard.pc), the stats JSON
+#                      schema; DESTDIR honoured
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
 #   make check-unit    userspace unit tests (ASan/UBSan)
@@ -87,21 +89,43 @@ CLI_OBJ := $(patsubst userspace/cli/%.c,$(B)/userspace/cli/%.o,$(CLI_SRC))
 XT_SRC := $(wildcard userspace/libxt_*.c)
 XT_SO := $(patsubst userspace/%.c,$(B)/xtables/%.so,$(XT_SRC))
 LIBNFG := $(B)/userspace/libnfguard.a
+# libnfguard's shared library: soname libnfguard.so.1 (bump LIBNFG_MAJOR when
+# the public interface, userspace/lib/libnfguard.h, changes incompatibly).
+LIBNFG_MAJOR := 1
+LIBNFG_SONAME := libnfguard.so.$(LIBNFG_MAJOR)
+LIBNFG_REAL := $(LIBNFG_SONAME).0.0
+LIBNFG_SO := $(B)/userspace/$(LIBNFG_REAL)
+LIBNFG_PC := $(B)/userspace/libnfguard.pc
+LIBNFG_PUBHDR := userspace/lib/libnfguard.h
+# JSON Schema of `nfguard stats --json` (installed, named in nfguard(8))
+STATS_SCHEMA := doc/nfguard-stats.schema.json
 
-userspace: $(LIBNFG) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
+userspace: $(LIBNFG) $(LIBNFG_SO) $(LIBNFG_PC) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
 
-$(B)/userspace/lib/%.o: userspace/lib/%.c $(LIB_HDR)
+# Only what libnfguard.h marks NFG_API is exported from the shared library;
+# the CLI and the plugins link the static archive (plugins stay one file).
+$(B)/userspace/lib/%.o: userspace/lib/%.c $(LIB_HDR) $(B)/config.mk
 	@mkdir -p $(@D)
-	$(CC) $(UCFLAGS) -c -o $@ $<
+	$(CC) $(UCFLAGS) -fvisibility=hidden -DNFG_BUILDING_LIB -DNFG_VERSION='"$(NFG_VERSION)"' -c -o $@ $<
 
 $(LIBNFG): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# The CLI reports the configured package version (nfguard --version).
+$(LIBNFG_SO): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(LIBNFG_SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(LIBMNL_LIBS)
+	ln -sfn $(LIBNFG_REAL) $(B)/userspace/$(LIBNFG_SONAME)
+	ln -sfn $(LIBNFG_SONAME) $(B)/userspace/libnfguard.so
+
+$(LIBNFG_PC): userspace/lib/libnfguard.pc.in $(B)/config.mk
+	@mkdir -p $(@D)
+	sed -e 's|@prefix@|$(prefix)|' -e 's|@libdir@|$(libdir)|' \
+		-e 's|@includedir@|$(includedir)|' -e 's|@VERSION@|$(NFG_VERSION)|' $< > $@
+
 $(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.h) $(B)/config.mk Makefile
 	@mkdir -p $(@D)
-	$(CC) $(UCFLAGS) -DNFG_VERSION='"$(NFG_VERSION)"' -c -o $@ $<
+	$(CC) $(UCFLAGS) -c -o $@ $<
 
 $(B)/bin/nfguard: $(CLI_OBJ) $(LIBNFG)
 	@mkdir -p $(@D)
@@ -145,6 +169,15 @@ install: all
 	$(if $(XT_SO),install -m 0644 $(XT_SO) $(DESTDIR)$(XTLIBDIR)/)
 	$(if $(CLI_SRC),install -m 0755 $(B)/bin/nfguard $(DESTDIR)$(sbindir)/nfguard)
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man8/
+	install -d $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)
+	install -m 0644 $(LIBNFG_SO) $(LIBNFG) $(DESTDIR)$(libdir)/
+	ln -sfn $(LIBNFG_REAL) $(DESTDIR)$(libdir)/$(LIBNFG_SONAME)
+	ln -sfn $(LIBNFG_SONAME) $(DESTDIR)$(libdir)/libnfguard.so
+	install -m 0644 $(LIBNFG_PC) $(DESTDIR)$(libdir)/pkgconfig/
+	install -m 0644 $(LIBNFG_PUBHDR) $(DESTDIR)$(includedir)/
+	install -d $(DESTDIR)$(datarootdir)/nfguard
+	install -m 0644 $(STATS_SCHEMA) $(DESTDIR)$(datarootdir)/nfguard/
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall:
 	@for k in $(KABIS); do \
@@ -153,6 +186,11 @@ uninstall:
 	done
 	rm -f $(addprefix $(DESTDIR)$(XTLIBDIR)/,$(notdir $(XT_SO)))
 	rm -f $(DESTDIR)$(sbindir)/nfguard $(addprefix $(DESTDIR)$(mandir)/man8/,$(notdir $(MAN_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(libdir)/,$(LIBNFG_REAL) $(LIBNFG_SONAME) libnfguard.so libnfguard.a) \
+		$(DESTDIR)$(libdir)/pkgconfig/libnfguard.pc $(DESTDIR)$(includedir)/$(notdir $(LIBNFG_PUBHDR))
+	rm -f $(DESTDIR)$(datarootdir)/nfguard/$(notdir $(STATS_SCHEMA))
+	-rmdir $(DESTDIR)$(datarootdir)/nfguard 2>/dev/null
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 # --- tests ----------------------------------------------------------------------
 

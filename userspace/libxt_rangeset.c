@@ -39,7 +39,7 @@
 
 #include <linux/netfilter/xt_rangeset.h>
 
-#include "nfg_rangeset.h"
+#include "libnfguard.h"
 #include "nfg_rsfile.h"
 
 enum {

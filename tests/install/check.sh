@@ -8,9 +8,16 @@
 # host: install and dkms go to DESTDIRs under a fresh temporary directory,
 # removed on exit. Checks:
 #   install     `make install DESTDIR` installs exactly the modules (per ABI,
-#               vermagic = ABI), iptables plugins, CLI and man pages; each
-#               plugin loads in iptables-legacy, the CLI runs, the man pages
-#               are found by man(1) and render without warnings
+#               vermagic = ABI), iptables plugins, CLI, man pages and
+#               libnfguard (shared library with soname symlinks, static
+#               archive, libnfguard.h, libnfguard.pc) and the JSON Schema of
+#               nfguard stats; each plugin loads in
+#               iptables-legacy, the CLI runs, the man pages are found by
+#               man(1) and render without warnings; the shared library has
+#               soname libnfguard.so.1, exports exactly what libnfguard.h
+#               declares and calls no printing function; a program built
+#               with `pkg-config --cflags --libs libnfguard` against the
+#               staged tree links (shared, and static with --static) and runs
 #   uninstall   `make uninstall DESTDIR` removes every file install put there
 #   dist        `make dist` tarball: unpacked (no .git), `make all` configures
 #               itself and builds modules for every ABI, plugins, CLI, man
@@ -95,12 +102,14 @@ report "install: make install DESTDIR=\$stage succeeds"
 
 if [ -f "$top/build/config.mk" ]; then
 	ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) xtlibdir=$(cfg XTLIBDIR)
-	sbindir=$(cfg sbindir) mandir=$(cfg mandir)
+	sbindir=$(cfg sbindir) mandir=$(cfg mandir) libdir=$(cfg libdir) includedir=$(cfg includedir)
+	datarootdir=$(cfg datarootdir)
 else
-	ver='' kabis='' xtlibdir='' sbindir='' mandir=''
+	ver='' kabis='' xtlibdir='' sbindir='' mandir='' libdir='' includedir='' datarootdir=''
 fi
-if [ -z "$ver" ] || [ -z "$kabis" ] || [ -z "$xtlibdir" ] || [ -z "$sbindir" ] || [ -z "$mandir" ]; then
-	bad "no usable build/config.mk (NFG_VERSION, KABIS, XTLIBDIR, sbindir, mandir): nothing else to check"
+if [ -z "$ver" ] || [ -z "$kabis" ] || [ -z "$xtlibdir" ] || [ -z "$sbindir" ] || [ -z "$mandir" ] ||
+	[ -z "$libdir" ] || [ -z "$includedir" ] || [ -z "$datarootdir" ]; then
+	bad "no usable build/config.mk (NFG_VERSION, KABIS, XTLIBDIR, sbindir, mandir, libdir, includedir, datarootdir): nothing else to check"
 	report "install: configured"
 	echo "$passed passed, $failed failed"
 	exit 1
@@ -114,6 +123,11 @@ kos() { # ABI: .ko basenames built for ABI, at least xt_rangeset.ko
 plugins=$(cd "$top/build/xtables" 2>/dev/null && ls -- libxt_*.so 2>/dev/null)
 [ -n "$plugins" ] || plugins=libxt_rangeset.so
 manpages="nfguard.8 nfguard-extensions.8"
+# libnfguard: regular files, then the symlinks (name -> target)
+libfiles="$libdir/libnfguard.so.1.0.0 $libdir/libnfguard.a $libdir/pkgconfig/libnfguard.pc $includedir/libnfguard.h"
+liblinks="libnfguard.so.1:libnfguard.so.1.0.0 libnfguard.so:libnfguard.so.1"
+# data: the JSON Schema of nfguard stats --json
+datafiles="$datarootdir/nfguard/nfguard-stats.schema.json"
 
 expected=$work/install.expected
 {
@@ -123,11 +137,14 @@ expected=$work/install.expected
 	for p in $plugins; do echo "$xtlibdir/$p"; done
 	echo "$sbindir/nfguard"
 	for m in $manpages; do echo "$mandir/man8/$m"; done
+	for f in $libfiles; do echo "$f"; done
+	for l in $liblinks; do echo "$libdir/${l%%:*}"; done
+	for f in $datafiles; do echo "$f"; done
 } | sort >"$expected"
 (cd "$stage" && find . ! -type d | sed 's|^\.||' | sort) >"$work/install.found"
 while IFS= read -r f; do bad "not installed: $f"; done < <(comm -23 "$expected" "$work/install.found")
 while IFS= read -r f; do bad "unexpected file installed: $f"; done < <(comm -13 "$expected" "$work/install.found")
-report "install: installs exactly the modules, plugins, CLI and man pages ($(wc -l <"$expected") files)"
+report "install: installs exactly the modules, plugins, CLI, man pages, libnfguard and the stats schema ($(wc -l <"$expected") files)"
 
 for abi in $kabis; do
 	n=0
@@ -186,6 +203,76 @@ for m in $manpages; do
 	fi
 	report "install: man page $mandir/man8/$m found by man -w, renders without warnings"
 done
+
+# ------------------------------------------------------------- libnfguard --
+so=$stage$libdir/libnfguard.so.1.0.0
+hdr=$stage$includedir/libnfguard.h
+for l in $liblinks; do
+	t=$(readlink "$stage$libdir/${l%%:*}" 2>/dev/null)
+	[ "$t" = "${l#*:}" ] || bad "$libdir/${l%%:*} links to '$t', expected ${l#*:}"
+done
+if [ -f "$so" ] && [ -f "$hdr" ]; then
+	sn=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
+	[ "$sn" = libnfguard.so.1 ] || bad "libnfguard.so.1.0.0 has SONAME '$sn', expected libnfguard.so.1"
+	# Exported: exactly the functions libnfguard.h declares NFG_API.
+	nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | sort >"$work/exported"
+	grep -v '^#' "$hdr" | tr '\n' ' ' | grep -o 'NFG_API [^;(]*(' | sed 's/($//; s/.*[ *]//' | sort >"$work/declared"
+	[ "$(wc -l <"$work/declared")" -ge 40 ] || bad "libnfguard.h: only $(wc -l <"$work/declared") NFG_API functions found"
+	while IFS= read -r f; do bad "exported but not in libnfguard.h: $f"; done < <(comm -23 "$work/exported" "$work/declared")
+	while IFS= read -r f; do bad "declared in libnfguard.h but not exported: $f"; done < <(comm -13 "$work/exported" "$work/declared")
+	# The library prints nothing and never exits: errors go back to the caller.
+	u=$(nm -D --undefined-only "$so" | awk '{ sub(/@.*/, "", $2); print $2 }' |
+		grep -x -E '(v?f?printf|v?dprintf|puts|fputs|putchar|fputc|putc|perror|fwrite|err|errx|warn|warnx|syslog|exit|_exit|abort|stdout|stderr)' | tr '\n' ' ')
+	[ -z "$u" ] || bad "libnfguard.so calls printing/exiting functions: $u"
+else
+	bad "libnfguard.so.1.0.0 or libnfguard.h not installed"
+fi
+report "install: libnfguard.so.1.0.0 (soname libnfguard.so.1, symlinks) exports exactly libnfguard.h's $(wc -l <"$work/declared" 2>/dev/null || echo 0) functions, prints nothing"
+
+# A user's program, built the documented way against the staged tree.
+cat >"$work/nfgtest.c" <<'EOF_C'
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libnfguard.h>
+
+int main(void)
+{
+	struct nfg_range r;
+	struct nfg_err e = { .code = ENOENT };
+	char buf[NFG_RANGE_STRLEN], err[128];
+
+	if (nfg_range_parse("192.0.2.0-192.0.2.255", 0, &r, err, sizeof(err)) < 0 ||
+	    nfg_range_format(&r, buf, sizeof(buf)) < 0 || strcmp(buf, "192.0.2.0/24") ||
+	    r.family != NFG_FAMILY_IPV4 || strcmp(nfg_ext_name(NFG_EXT_SYNCOOKIE), "syncookie") ||
+	    strcmp(nfg_err_str(&e), strerror(ENOENT)))
+		return 1;
+	printf("%s\n", nfg_version());
+	return 0;
+}
+EOF_C
+pc() { PKG_CONFIG_PATH=$stage$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage pkg-config "$@"; }
+if ! flags=$(pc --cflags --libs libnfguard 2>&1); then
+	bad "pkg-config --cflags --libs libnfguard (staged): $flags"
+elif run -d "cc -std=c11 -pedantic nfgtest.c \$(pkg-config --cflags --libs libnfguard)" pkgconfig-shared \
+	bash -c 'cc -std=c11 -Wall -Wextra -Werror -pedantic -o "$1/nfgtest" "$1/nfgtest.c" $2' - "$work" "$flags"; then
+	out=$(LD_LIBRARY_PATH=$stage$libdir "$work/nfgtest" 2>&1) || bad "nfgtest exits $?: $out"
+	[ "$out" = "$ver" ] || bad "nfgtest printed '$out', expected the version '$ver'"
+	l=$(LD_LIBRARY_PATH=$stage$libdir ldd "$work/nfgtest" | awk '$1 == "libnfguard.so.1" { print $3 }')
+	[ "$l" = "$stage$libdir/libnfguard.so.1" ] || bad "nfgtest uses libnfguard.so.1 from '$l', expected the staged one"
+fi
+report "install: a program built with pkg-config --cflags --libs libnfguard links against libnfguard.so.1 and runs"
+# Static: the archive plus Requires.private (libmnl) from --static.
+if ! flags=$(pc --static --libs libnfguard 2>&1); then
+	bad "pkg-config --static --libs libnfguard (staged): $flags"
+elif run -d "cc nfgtest.c libnfguard.a \$(pkg-config --static --libs libnfguard)" pkgconfig-static \
+	bash -c 'cc -std=c11 -Wall -Werror $(PKG_CONFIG_PATH=$3 PKG_CONFIG_SYSROOT_DIR=$4 pkg-config --cflags libnfguard) -o "$1/nfgtest-static" "$1/nfgtest.c" -Wl,-Bstatic -lnfguard -Wl,-Bdynamic ${2//-lnfguard/}' - \
+	"$work" "$flags" "$stage$libdir/pkgconfig" "$stage"; then
+	out=$("$work/nfgtest-static" 2>&1) || bad "nfgtest-static exits $?: $out"
+	[ "$out" = "$ver" ] || bad "nfgtest-static printed '$out', expected '$ver'"
+	! ldd "$work/nfgtest-static" | grep -q libnfguard || bad "nfgtest-static is linked to a shared libnfguard"
+fi
+report "install: the same program links statically with pkg-config --static --libs libnfguard and runs"
 
 # -------------------------------------------------------------- uninstall --
 if [ "$install_ok" = 1 ]; then
@@ -249,7 +336,7 @@ if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/d
 		if run dist-install env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 			make -C "$src" install DESTDIR="$stage3"; then
 			n=$(find "$stage3" -type f | wc -l)
-			want=$(($(wc -w <<<"$plugins $manpages") + 1))
+			want=$(($(wc -w <<<"$plugins $manpages $libfiles $datafiles") + 1))
 			for abi in $kabis; do want=$((want + $(kos "$abi" | wc -l))); done
 			[ "$n" -eq "$want" ] || bad "make install from the tarball tree put $n files in DESTDIR, expected $want"
 		fi

@@ -104,6 +104,14 @@ void test_genl(void)
 	CHECK(e.kernel_msg && e.msg[0], "extack message: \"%s\"", e.msg);
 	nfg_genl_close(g);
 
+	/* presence without a lookup by name (which would load modules) */
+	ret = nfg_genl_family_loaded("nlctrl", &e);
+	CHECK(ret == 1, "nlctrl loaded: %d %s", ret, ret < 0 ? nfg_err_str(&e) : "");
+	ret = nfg_genl_family_loaded("nfg_no_such_fam", &e);
+	CHECK(ret == 0, "missing family loaded: %d", ret);
+	ret = nfg_genl_family_loaded("nlctr", NULL);
+	CHECK(ret == 0, "a prefix of a name is not the name: %d", ret);
+
 	/* missing family */
 	g = nfg_genl_open("nfg_no_such_fam", &e);
 	CHECK(g == NULL && e.code == ENOENT, "missing family: %d", e.code);

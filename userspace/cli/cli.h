@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nfguard CLI: shared helpers (util.c) and the sub-command entry points. Every error is printed as
- * "nfguard: <what>: <reason>" on stderr and the command exits 1.
+ * "nfguard: <what>: <reason>" on stderr and the command exits 1. Every
+ * sub-command answers -h/--help with its usage on stdout (exit 0).
  */
 #ifndef NFG_CLI_H
 #define NFG_CLI_H
 
 #include <stdbool.h>
 #include <stdio.h>
-
-#ifndef NFG_VERSION
-#define NFG_VERSION "0.1"
-#endif
 
 #define CLI_EXIT_ERROR	1
 
@@ -32,6 +29,13 @@ int cli_for_each_line(const char *what, const char *path,
 		      int (*fn)(char *line, unsigned int lineno, void *data),
 		      void *data);
 
+/*
+ * @s as a JSON string, quotes included. Control characters and bytes
+ * outside ASCII are written as \u00XX escapes, so the output is valid JSON
+ * (UTF-8) whatever the bytes.
+ */
+void cli_json_str(FILE *f, const char *s);
+
 /* Flush stdout; report a write error (e.g. EPIPE, ENOSPC) and exit 1. */
 void cli_flush_or_die(const char *what);
 
@@ -47,5 +51,9 @@ int cmd_syncookie(int argc, char **argv);
 void usage_syncookie(FILE *f);
 int cmd_rtcache(int argc, char **argv);
 void usage_rtcache(FILE *f);
+int cmd_stats(int argc, char **argv);
+void usage_stats(FILE *f);
+int cmd_version(int argc, char **argv);
+void usage_version(FILE *f);
 
 #endif /* NFG_CLI_H */

@@ -22,9 +22,10 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_kconnlimit.h>
 
 #include "cli.h"
-#include "nfg_kconnlimit.h"
+#include "libnfguard.h"
 
 void usage_kconnlimit(FILE *f)
 {
@@ -64,20 +65,6 @@ static void kcl_key_str(const struct nfg_kcl_inst *in, const uint8_t *addr,
 		snprintf(buf, len, "%s/%u", a, in->prefix);
 }
 
-static void kcl_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *keys,
 		     size_t nkeys, void *data)
 {
@@ -91,7 +78,7 @@ static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *ke
 	o->max = in->max_conns;
 	if (o->json) {
 		printf("%s{\"id\":%u,\"name\":", o->n ? "," : "", in->id);
-		kcl_json_str(in->name);
+		cli_json_str(stdout, in->name);
 		printf(",\"family\":\"%s\",\"key\":\"%s\",\"prefix\":%u,\"mode\":\"%s\","
 		       "\"limit\":%u,\"keys\":%u,\"connections\":%u,\"slots\":%u,\"locks\":%u,"
 		       "\"memsize\":%" PRIu64 ",\"matched\":%" PRIu64 ",\"over_limit\":%" PRIu64

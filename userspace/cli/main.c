@@ -3,6 +3,9 @@
  * nfguard: command line front end of libnfguard.
  *
  *   nfguard set ...        named IPv4/IPv6 range sets (rangeset match)
+ *   nfguard kconnlimit|syncookie|rtcache ...   the other extensions
+ *   nfguard stats ...      every extension's statistics (text, JSON, Prometheus)
+ *   nfguard version
  *
  * Dispatch only: the sub-commands live in their own files, the helpers they
  * share in util.c (declared in cli.h). No sub-command calls main.c.
@@ -24,6 +27,9 @@ static void usage(FILE *f)
 		"  syncookie   the SYNCOOKIE target: stats, allowlist, secret\n"
 		"  kconnlimit  tables of -m kconnlimit rules: list, top\n"
 		"  rtcache     the RTCACHE route cache: stats, list, flush\n"
+		"  stats       statistics of every extension (text, JSON, Prometheus)\n"
+		"  version     print the version\n"
+		"Each command takes -h/--help.\n"
 		"\n");
 	usage_set(f);
 	fputc('\n', f);
@@ -32,6 +38,10 @@ static void usage(FILE *f)
 	usage_kconnlimit(f);
 	fputc('\n', f);
 	usage_rtcache(f);
+	fputc('\n', f);
+	usage_stats(f);
+	fputc('\n', f);
+	usage_version(f);
 	fprintf(f, "\nSee nfguard(8).\n");
 }
 
@@ -43,6 +53,8 @@ static const struct {
 	{ "syncookie", cmd_syncookie },
 	{ "kconnlimit", cmd_kconnlimit },
 	{ "rtcache", cmd_rtcache },
+	{ "stats", cmd_stats },
+	{ "version", cmd_version },
 };
 
 int main(int argc, char **argv)
@@ -58,10 +70,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("nfguard %s\n", NFG_VERSION);
-		return 0;
-	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		return cmd_version(1, argv + 1);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

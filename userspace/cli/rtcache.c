@@ -17,7 +17,7 @@
 #include <linux/netfilter.h>
 
 #include "cli.h"
-#include "nfg_rtcache.h"
+#include "libnfguard.h"
 
 void usage_rtcache(FILE *f)
 {
@@ -76,6 +76,10 @@ int cmd_rtcache(int argc, char **argv)
 	if (argc < 2) {
 		usage_rtcache(stderr);
 		return CLI_EXIT_ERROR;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_rtcache(stdout);
+		return 0;
 	}
 	if (!strcmp(argv[1], "stats") && argc == 2) {
 		h = rtc_open_or_die();

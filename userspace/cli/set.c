@@ -5,7 +5,7 @@
  * Input is always validated completely before anything is sent. One
  * netlink request is applied by the kernel completely or not at all, and
  * an add/del is one request whenever the socket can send it (see
- * nfg_rangeset.h); when it has to be split, a failure says how many
+ * libnfguard.h); when it has to be split, a failure says how many
  * requests stayed applied. restore creates and fills sets, and undoes what it created
  * when a later step fails.
  */
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "nfg_rangeset.h"
+#include "libnfguard.h"
 #include "nfg_rsfile.h"
 
 /* Input errors printed before giving up. */
@@ -280,41 +280,15 @@ static int set_test(int argc, char **argv)
 
 struct setlist {
 	struct nfg_rs_info *s;
-	size_t n, cap;
+	size_t n;
 };
-
-static int setlist_cb(const struct nfg_rs_info *set, void *data)
-{
-	struct setlist *l = data;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct nfg_rs_info *ns = realloc(l->s, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		l->s = ns;
-		l->cap = cap;
-	}
-	l->s[l->n++] = *set;
-	return 0;
-}
-
-static int info_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct nfg_rs_info *)a)->name,
-		      ((const struct nfg_rs_info *)b)->name);
-}
 
 static void all_sets_or_die(struct nfg_rs *h, struct setlist *l)
 {
 	struct nfg_err e;
 
-	memset(l, 0, sizeof(*l));
-	if (nfg_rs_list(h, setlist_cb, l, &e) < 0)
+	if (nfg_rs_list_all(h, &l->s, &l->n, &e) < 0)
 		cli_die(what, "%s", nfg_err_str(&e));
-	if (l->n)
-		qsort(l->s, l->n, sizeof(*l->s), info_cmp);
 }
 
 struct print_ctx {

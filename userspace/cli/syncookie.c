@@ -28,7 +28,8 @@
 #include <linux/netfilter/nfguard_genl.h>
 
 #include "cli.h"
-#include "nfg_syncookie.h"
+#include "libnfguard.h"
+#include "stats.h"
 
 void usage_syncookie(FILE *f)
 {
@@ -210,20 +211,14 @@ int cmd_syncookie(int argc, char **argv)
 	const char *op = argc > 2 ? argv[2] : "";
 	int ret = 0;
 
-	if (!strcmp(sub, "stats") && argc == 2) {
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		usage_syncookie(stdout);
+		return 0;
+	} else if (!strcmp(sub, "stats") && argc == 2) {
 		h = sc_open_or_die();
 		if (nfg_sc_stats(h, &c, &e) < 0)
 			cli_die("syncookie stats", "%s", nfg_err_str(&e));
-		printf("syn_seen %" PRIu64 "\ncookie_sent %" PRIu64 "\nack_valid %" PRIu64
-		       "\nack_invalid %" PRIu64 "\nallowlist_hit %" PRIu64
-		       "\nallowlist_add %" PRIu64 "\nallowlist_evict %" PRIu64
-		       "\nproxied %" PRIu64 "\nmalformed %" PRIu64 "\nsend_fail %" PRIu64
-		       "\nsent_inplace %" PRIu64 "\nsyn_resent %" PRIu64
-		       "\nallowlist_entries %" PRIu32 "\nallowlist_max %" PRIu32 "\n",
-		       c.syn_seen, c.cookie_sent, c.ack_valid, c.ack_invalid,
-		       c.allowlist_hit, c.allowlist_add, c.allowlist_evict, c.proxied,
-		       c.malformed, c.send_fail, c.sent_inplace, c.syn_resent, c.entries,
-		       c.max_entries);
+		stats_print_sc_lines(stdout, &c);
 	} else if (!strcmp(sub, "allowlist") &&
 		   (!strcmp(op, "list") || !strcmp(op, "save")) && argc == 3) {
 		bool save = !strcmp(op, "save");

@@ -49,6 +49,22 @@ void cli_flush_or_die(const char *what)
 			strerror(errno ? errno : EIO));
 }
 
+void cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 int cli_for_each_line(const char *what, const char *path,
 		      int (*fn)(char *line, unsigned int lineno, void *data),
 		      void *data)

@@ -464,11 +464,10 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e)
+/* A handle talking to nlctrl (family id GENL_ID_CTRL), or NULL with e set. */
+static struct nfg_genl *genl_alloc(struct nfg_err *e)
 {
-	struct family_reply r = { 0 };
 	struct nfg_genl *g;
-	struct nlmsghdr *nlh;
 	int ret;
 
 	nfg_err_clear(e);
@@ -487,8 +486,26 @@ struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e)
 			    strerror(-ret));
 		goto fail;
 	}
-
 	g->family_id = GENL_ID_CTRL;
+	return g;
+
+nomem:
+	nfg_err_set(e, ENOMEM, NULL);
+fail:
+	nfg_genl_close(g);
+	return NULL;
+}
+
+struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e)
+{
+	struct family_reply r = { 0 };
+	struct nfg_genl *g;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	g = genl_alloc(e);
+	if (!g)
+		return NULL;
 	nlh = nfg_genl_msg(g, CTRL_CMD_GETFAMILY, 1, NLM_F_ACK);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, family_name);
 	ret = nfg_genl_talk(g, nlh, family_cb, &r, e);
@@ -504,11 +521,53 @@ struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e)
 	g->version = r.version;
 	return g;
 
-nomem:
-	nfg_err_set(e, ENOMEM, NULL);
 fail:
 	nfg_genl_close(g);
 	return NULL;
+}
+
+struct family_seen {
+	const char *name;
+	bool found;
+};
+
+static int family_name_attr_cb(const struct nlattr *a, void *data)
+{
+	struct family_seen *s = data;
+
+	if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_NAME &&
+	    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0 &&
+	    !strcmp(mnl_attr_get_str(a), s->name))
+		s->found = true;
+	return MNL_CB_OK;
+}
+
+static int family_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	mnl_attr_parse(nlh, GENL_HDRLEN, family_name_attr_cb, data);
+	return MNL_CB_OK;
+}
+
+int nfg_genl_family_loaded(const char *family_name, struct nfg_err *e)
+{
+	struct family_seen s = { .name = family_name };
+	struct nfg_err local;
+	struct nfg_genl *g;
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (!e)
+		e = &local;
+	g = genl_alloc(e);
+	if (!g)
+		return -e->code;
+	/* A dump: unlike CTRL_CMD_GETFAMILY by name, no request_module(). */
+	nlh = nfg_genl_msg(g, CTRL_CMD_GETFAMILY, 1, NLM_F_DUMP);
+	ret = nfg_genl_talk(g, nlh, family_dump_cb, &s, e);
+	nfg_genl_close(g);
+	if (ret < 0)
+		return ret;
+	return s.found ? 1 : 0;
 }
 
 void nfg_genl_close(struct nfg_genl *g)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libnfguard: a small generic netlink client on top of libmnl, shared by
- * the per-extension control-plane clients (nfg_rangeset.h, ...).
+ * libnfguard (internal): a small generic netlink client on top of libmnl,
+ * shared by the per-extension control-plane clients (nfg_rangeset.c, ...).
  *
  * - resolves a family id by name through nlctrl;
  * - requests extended acks (NETLINK_EXT_ACK) and capped acks
@@ -19,23 +19,11 @@
 #include <stdint.h>
 #include <libmnl/libmnl.h>
 
-/*
- * Error report. code is a positive errno (0 = no error). msg is a one-line
- * reason: the kernel's extack message when it sent one, otherwise text
- * from libnfguard, otherwise empty (then use strerror(code)).
- */
-struct nfg_err {
-	int code;
-	bool kernel_msg;	/* msg is the kernel's extack message */
-	char msg[256];
-};
+#include "libnfguard.h"	/* struct nfg_err */
 
-void nfg_err_clear(struct nfg_err *e);
-/* Always returns -code (convenient for "return nfg_err_set(...)"). */
+/* Fill e (may be NULL). Always returns -code (for "return nfg_err_set(...)"). */
 int nfg_err_set(struct nfg_err *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* msg if set, else strerror(code). */
-const char *nfg_err_str(const struct nfg_err *e);
 
 struct nfg_genl;
 
@@ -46,6 +34,13 @@ struct nfg_genl;
  */
 struct nfg_genl *nfg_genl_open(const char *family_name, struct nfg_err *e);
 void nfg_genl_close(struct nfg_genl *g);
+
+/*
+ * 1 if generic netlink family @family_name is registered, 0 if not, -errno
+ * on failure. Asks nlctrl for a dump of all families, so unlike a lookup
+ * by name (nfg_genl_open) it never makes the kernel load a module.
+ */
+int nfg_genl_family_loaded(const char *family_name, struct nfg_err *e);
 
 uint16_t nfg_genl_family_id(const struct nfg_genl *g);
 uint32_t nfg_genl_family_version(const struct nfg_genl *g);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libnfguard: kconnlimit control-plane client (see nfg_kconnlimit.h).
+ * libnfguard: kconnlimit control-plane client (see libnfguard.h).
  * Both requests are dumps; TOP replies are an instance message followed by
  * messages of entries carrying the instance id. Entries are gathered per
  * instance and handed to the callback when the next instance (or the end)
@@ -16,7 +16,18 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfguard_genl.h>
 
-#include "nfg_kconnlimit.h"
+#include <linux/netfilter/xt_kconnlimit.h>
+
+#include "libnfguard.h"
+#include "nfg_genl.h"
+#include "nfg_lib.h"
+
+_Static_assert(NFG_KCL_NAMELEN == XT_KCONNLIMIT_MAXNAMELEN,
+	       "public rule name length is the match's");
+_Static_assert(NFG_KCL_F_UPTO == XT_KCONNLIMIT_UPTO &&
+	       NFG_KCL_F_DADDR == XT_KCONNLIMIT_DADDR &&
+	       NFG_KCL_F_ABOVE == XT_KCONNLIMIT_ABOVE,
+	       "public rule flags are the match's");
 
 struct nfg_kcl {
 	struct nfg_genl *g;
@@ -240,6 +251,41 @@ int nfg_kcl_list(struct nfg_kcl *h, const char *name, nfg_kcl_cb cb,
 		 void *data, struct nfg_err *e)
 {
 	return kcl_dump(h, NFG_KCL_CMD_LIST, name, 0, cb, data, e);
+}
+
+struct list_all_ctx {
+	struct nfg_kcl_inst *in;
+	size_t n, cap;
+};
+
+static int list_all_cb(const struct nfg_kcl_inst *inst,
+		       const struct nfg_kcl_key *keys, size_t nkeys, void *data)
+{
+	struct list_all_ctx *c = data;
+
+	(void)keys;
+	(void)nkeys;
+	return nfg_vec_push((void **)&c->in, &c->n, &c->cap, inst, sizeof(*inst));
+}
+
+int nfg_kcl_list_all(struct nfg_kcl *h, struct nfg_kcl_inst **insts,
+		     size_t *n, struct nfg_err *e)
+{
+	struct list_all_ctx c = { 0 };
+	int ret;
+
+	*insts = NULL;
+	*n = 0;
+	ret = nfg_kcl_list(h, NULL, list_all_cb, &c, e);
+	if (ret < 0) {
+		free(c.in);
+		if (e && !e->code)
+			nfg_err_set(e, ret, NULL);
+		return ret;
+	}
+	*insts = c.in;
+	*n = c.n;
+	return 0;
 }
 
 int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,

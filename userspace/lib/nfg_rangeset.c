@@ -9,8 +9,17 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "nfg_rangeset.h"
+#include <linux/netfilter/nfguard_genl.h>
+#include <linux/netfilter/xt_rangeset.h>
+
+#include "libnfguard.h"
+#include "nfg_addr.h"
+#include "nfg_genl.h"
+#include "nfg_lib.h"
 #include "nfg_rsfile.h"
+
+_Static_assert(NFG_RS_NAMELEN == XT_RANGESET_MAXNAMELEN,
+	       "public set name length is the match's");
 
 struct nfg_rs {
 	struct nfg_genl *g;
@@ -400,6 +409,44 @@ int nfg_rs_list(struct nfg_rs *h, nfg_rs_set_cb cb, void *data,
 	if (ret < 0 && !c.cbret)
 		default_msg(e, OP_LIST, "", NULL);
 	return cb_result(ret, c.cbret, e);
+}
+
+struct list_all_ctx {
+	struct nfg_rs_info *s;
+	size_t n, cap;
+};
+
+static int list_all_cb(const struct nfg_rs_info *set, void *data)
+{
+	struct list_all_ctx *c = data;
+
+	return nfg_vec_push((void **)&c->s, &c->n, &c->cap, set, sizeof(*set));
+}
+
+static int info_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct nfg_rs_info *)a)->name,
+		      ((const struct nfg_rs_info *)b)->name);
+}
+
+int nfg_rs_list_all(struct nfg_rs *h, struct nfg_rs_info **sets, size_t *n,
+		    struct nfg_err *e)
+{
+	struct list_all_ctx c = { 0 };
+	int ret;
+
+	*sets = NULL;
+	*n = 0;
+	ret = nfg_rs_list(h, list_all_cb, &c, e);
+	if (ret < 0) {
+		free(c.s);
+		return ret;
+	}
+	if (c.n)
+		qsort(c.s, c.n, sizeof(*c.s), info_cmp);
+	*sets = c.s;
+	*n = c.n;
+	return 0;
 }
 
 struct dump_ctx {

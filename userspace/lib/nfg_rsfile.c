@@ -12,8 +12,6 @@
 
 #include "nfg_rsfile.h"
 
-/* Mirrors NFG_RS_MAXELEM_LIMIT in nfg_rangeset.h (kept netlink-free). */
-#define RS_MAXELEM_LIMIT	(16U * 1024 * 1024)
 #define MAXTOK			64
 
 int nfg_rs_name_valid(const char *name, bool strict, char *err, size_t errlen)
@@ -264,10 +262,10 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 				return -1;
 			}
 			if (k + 1 >= n ||
-			    parse_u32(tok[k + 1], 1, RS_MAXELEM_LIMIT, &maxelem)) {
+			    parse_u32(tok[k + 1], 1, NFG_RS_MAXELEM_LIMIT, &maxelem)) {
 				nfg_seterr(err, errlen,
 				       "maxelem must be a number from 1 to %u",
-				       RS_MAXELEM_LIMIT);
+				       NFG_RS_MAXELEM_LIMIT);
 				return -1;
 			}
 		}
@@ -298,8 +296,8 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 				 * ipset counts entries, we count merged
 				 * ranges (never more): clamp to our limit.
 				 */
-				if (maxelem > RS_MAXELEM_LIMIT)
-					maxelem = RS_MAXELEM_LIMIT;
+				if (maxelem > NFG_RS_MAXELEM_LIMIT)
+					maxelem = NFG_RS_MAXELEM_LIMIT;
 				k++;
 			} else if (!strcmp(o, "netmask") && hash_ip) {
 				if (!v || parse_u32(v, 1, 128, &netmask)) {

@@ -29,7 +29,7 @@
 #include "nfg_addr.h"
 
 /*
- * Set name check, see nfg_rs_name_check() in nfg_rangeset.h (which wraps
+ * Set name check, see nfg_rs_name_check() in libnfguard.h (which wraps
  * this). Returns 0 or -1 with a reason in err.
  */
 int nfg_rs_name_valid(const char *name, bool strict, char *err,

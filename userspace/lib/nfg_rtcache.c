@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libnfguard: RTCACHE control plane client (see nfg_rtcache.h).
+ * libnfguard: RTCACHE control plane client (see libnfguard.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,7 +11,8 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfguard_genl.h>
 
-#include "nfg_rtcache.h"
+#include "libnfguard.h"
+#include "nfg_genl.h"
 
 struct nfg_rtc {
 	struct nfg_genl *g;

@@ -11,7 +11,8 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfguard_genl.h>
 
-#include "nfg_syncookie.h"
+#include "libnfguard.h"
+#include "nfg_genl.h"
 
 struct nfg_sc {
 	struct nfg_genl *g;

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libnfguard: the public interface of the nfguard control-plane library,
+ * installed as <libnfguard.h> (pkg-config: libnfguard). Clients of the four
+ * generic netlink families of the nfguard kernel modules:
+ *
+ *   nfg_rs_*   nfg_rangeset    named IPv4/IPv6 range sets (-m rangeset)
+ *   nfg_kcl_*  nfg_kconnlimit  the per-rule tables of -m kconnlimit
+ *   nfg_sc_*   nfg_syncookie   the SYNCOOKIE target's allowlist, counters, secret
+ *   nfg_rtc_*  nfg_rtcache     the RTCACHE target's route cache
+ *
+ * plus address/range parsing and formatting. Everything applies to the
+ * caller's network namespace and needs CAP_NET_ADMIN there (the kernel
+ * answers EPERM otherwise).
+ *
+ * Errors: functions return 0 (or a handle) on success, -errno (or NULL) on
+ * failure, and fill the struct nfg_err they were given (may be NULL) with
+ * the positive errno and a one-line message: the kernel's extack message
+ * when it sent one, else libnfguard's. The library never prints, never
+ * exits and keeps no global state; a handle is one netlink socket, use one
+ * per thread. Self-contained: only standard C headers are included, the
+ * kernel ABI headers stay private to the library.
+ *
+ * Shared library soname libnfguard.so.1: only what this header declares is
+ * exported.
+ */
+#ifndef LIBNFGUARD_H
+#define LIBNFGUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(NFG_BUILDING_LIB) && defined(__GNUC__)
+#define NFG_API __attribute__((visibility("default")))
+#else
+#define NFG_API
+#endif
+
+/* The nfguard release this library belongs to, e.g. "0.1.0". */
+NFG_API const char *nfg_version(void);
+
+/* ---- errors ------------------------------------------------------------ */
+
+/*
+ * Error report. code is a positive errno (0 = no error). msg is a one-line
+ * reason: the kernel's extack message when it sent one, otherwise text
+ * from libnfguard, otherwise empty (then use strerror(code)).
+ */
+struct nfg_err {
+	int code;
+	bool kernel_msg;	/* msg is the kernel's extack message */
+	char msg[256];
+};
+
+NFG_API void nfg_err_clear(struct nfg_err *e);
+/* msg if set, else strerror(code). */
+NFG_API const char *nfg_err_str(const struct nfg_err *e);
+
+/* ---- extensions ---------------------------------------------------------- */
+
+enum nfg_ext {
+	NFG_EXT_RANGESET,	/* xt_rangeset.ko,  family nfg_rangeset */
+	NFG_EXT_KCONNLIMIT,	/* xt_kconnlimit.ko, family nfg_kconnlimit */
+	NFG_EXT_SYNCOOKIE,	/* xt_SYNCOOKIE.ko, family nfg_syncookie */
+	NFG_EXT_RTCACHE,	/* xt_RTCACHE.ko,   family nfg_rtcache */
+	NFG_EXT_COUNT
+};
+
+/* "rangeset", "kconnlimit", "syncookie", "rtcache"; NULL if out of range. */
+NFG_API const char *nfg_ext_name(enum nfg_ext ext);
+/* Its kernel module: "xt_rangeset", ...; NULL if out of range. */
+NFG_API const char *nfg_ext_module(enum nfg_ext ext);
+
+/*
+ * Is the extension's kernel module loaded (its generic netlink family
+ * registered)? 1 yes, 0 no, -errno on failure. Unlike the nfg_*_open()
+ * functions (whose family lookup makes the kernel try to load the module),
+ * this never loads anything, and needs no privilege.
+ */
+NFG_API int nfg_ext_loaded(enum nfg_ext ext, struct nfg_err *e);
+
+/* ---- addresses and ranges ---------------------------------------------- */
+
+/* Address families, as the kernel's NFPROTO_IPV4 / NFPROTO_IPV6. */
+#define NFG_FAMILY_IPV4		2
+#define NFG_FAMILY_IPV6		10
+
+/*
+ * An inclusive range of addresses of one family, in network byte order
+ * (big endian, so memcmp() orders addresses). IPv4 uses the first 4 bytes;
+ * the other 12 are zero.
+ */
+struct nfg_range {
+	uint8_t family;		/* NFG_FAMILY_IPV4 or NFG_FAMILY_IPV6 */
+	uint8_t start[16];
+	uint8_t end[16];	/* inclusive, start <= end */
+};
+
+/* Enough for "a-b" with two full-length IPv6 addresses, plus NUL. */
+#define NFG_RANGE_STRLEN	96
+/* Longest element text nfg_range_parse() accepts. */
+#define NFG_ELEM_MAXLEN		(NFG_RANGE_STRLEN - 1)
+
+/* 4 for IPv4, 16 for IPv6, 0 otherwise. */
+NFG_API unsigned int nfg_addr_len(uint8_t family);
+/* "ipv4", "ipv6" or "unknown". */
+NFG_API const char *nfg_family_name(uint8_t family);
+/* "ipv4"/"ipv6" (also "inet"/"inet6") -> NFG_FAMILY_*; anything else -> 0. */
+NFG_API uint8_t nfg_family_parse(const char *s);
+
+/*
+ * Parse one element: a single address ("10.0.0.1", "2001:db8::1"), a
+ * CIDR ("10.0.0.0/8", "::/0") or a range "a-b" of two addresses of the
+ * same family (start <= end). No host names, no whitespace. A CIDR must
+ * not have host bits set ("10.0.0.1/8" is refused and the message names
+ * the network that was probably meant).
+ *
+ * @family: NFG_FAMILY_IPV4 or NFG_FAMILY_IPV6 to require that family, 0 to
+ *          accept either (r->family tells which).
+ * Returns 0, or -1 with a one-line reason (no trailing newline) in err.
+ */
+NFG_API int nfg_range_parse(const char *s, uint8_t family, struct nfg_range *r,
+			    char *err, size_t errlen);
+
+/*
+ * Canonical text: a single address bare, an exact prefix as CIDR
+ * (including "0.0.0.0/0", "::/0"), anything else as "start-end".
+ * Returns what snprintf() would (length without NUL), -1 on a bad range.
+ * NFG_RANGE_STRLEN bytes are always enough.
+ */
+NFG_API int nfg_range_format(const struct nfg_range *r, char *buf, size_t len);
+
+/*
+ * Sort ranges of one family by start and merge overlapping and adjacent
+ * ones, in place. Returns the new count. The union of the ranges is
+ * unchanged, so sending the result to ADD or DEL has the same effect as
+ * sending the input.
+ */
+NFG_API size_t nfg_ranges_normalize(struct nfg_range *r, size_t n);
+
+/* ---- rangeset (nfg_rangeset) --------------------------------------------- */
+
+/*
+ * Batches. nfg_rs_add()/nfg_rs_del() send all elements in ONE netlink
+ * request (several 64 KiB ELEMS nests) when the socket can send it: the
+ * send buffer is raised with SO_SNDBUFFORCE (CAP_NET_ADMIN in the initial
+ * user namespace) or SO_SNDBUF (up to net.core.wmem_max), up to 64 MiB.
+ * The kernel applies one request completely or not at all and republishes
+ * the packet-path array once, so such a call is all-or-nothing. Only when
+ * the message cannot be sent (or nfg_rs_set_batch() asked for it) is the
+ * call split into requests of nfg_rs_batch_size() elements; then, if
+ * request k fails, requests 1..k-1 stay applied, and struct nfg_rs_batch
+ * tells the caller exactly what happened. Inputs are sorted and merged
+ * first (same union, fewer elements).
+ */
+
+/* Set names: 1..NFG_RS_NAMELEN-1 bytes. */
+#define NFG_RS_NAMELEN		32
+/* Largest maxelem the kernel accepts (0 or more is refused). */
+#define NFG_RS_MAXELEM_LIMIT	(16U * 1024 * 1024)
+/* Default elements per ADD/DEL request. */
+#define NFG_RS_BATCH_DEFAULT	1024U
+
+/* One set as LIST reports it. */
+struct nfg_rs_info {
+	char name[NFG_RS_NAMELEN];
+	uint8_t family;		/* NFG_FAMILY_IPV4 / NFG_FAMILY_IPV6 */
+	uint32_t maxelem;
+	uint32_t count;		/* ranges in the set */
+	uint32_t refs;		/* rules using the set */
+	uint64_t lookups;
+	uint64_t hits;
+	uint64_t memsize;	/* bytes */
+};
+
+/* What a batched add/del did (filled also on failure). */
+struct nfg_rs_batch {
+	size_t elems;		/* elements sent after normalization */
+	size_t requests;	/* requests needed for all of them */
+	size_t requests_done;	/* requests the kernel applied */
+	size_t elems_done;	/* elements in those requests */
+};
+
+struct nfg_rs;
+
+/*
+ * Open a handle. e->code == ENOENT: the nfg_rangeset family is not
+ * registered (xt_rangeset not loaded and not autoloadable).
+ */
+NFG_API struct nfg_rs *nfg_rs_open(struct nfg_err *e);
+NFG_API void nfg_rs_close(struct nfg_rs *h);
+
+/*
+ * Force splitting into requests of @elems elements (0 = back to one request
+ * per call when possible). Clamped to what one message holds.
+ */
+NFG_API void nfg_rs_set_batch(struct nfg_rs *h, size_t elems);
+NFG_API size_t nfg_rs_batch_size(const struct nfg_rs *h, uint8_t family);
+
+/*
+ * Name check. Kernel limit: 1..NFG_RS_NAMELEN-1 bytes. strict (used for
+ * names the CLI creates) also requires [A-Za-z0-9_.:+-] and no leading
+ * '-', so names survive save/restore and shell scripts unquoted.
+ */
+NFG_API int nfg_rs_name_check(const char *name, bool strict, struct nfg_err *e);
+
+NFG_API int nfg_rs_create(struct nfg_rs *h, const char *name, uint8_t family,
+			  uint32_t maxelem /* 0 = kernel default */,
+			  struct nfg_err *e);
+NFG_API int nfg_rs_destroy(struct nfg_rs *h, const char *name, struct nfg_err *e);
+NFG_API int nfg_rs_flush(struct nfg_rs *h, const char *name, struct nfg_err *e);
+NFG_API int nfg_rs_swap(struct nfg_rs *h, const char *a, const char *b,
+			struct nfg_err *e);
+NFG_API int nfg_rs_rename(struct nfg_rs *h, const char *from, const char *to,
+			  struct nfg_err *e);
+
+/* LIST doit: one set's header. -ENOENT if there is no such set. */
+NFG_API int nfg_rs_get(struct nfg_rs *h, const char *name,
+		       struct nfg_rs_info *out, struct nfg_err *e);
+
+/* TEST: *in = whole range inside the set. r->family must match the set. */
+NFG_API int nfg_rs_test(struct nfg_rs *h, const char *name,
+			const struct nfg_range *r, bool *in, struct nfg_err *e);
+
+/*
+ * Batched ADD / DEL. r[] (all of one family) is sorted and merged IN
+ * PLACE. b (may be NULL) reports progress, see "Batches" above.
+ */
+NFG_API int nfg_rs_add(struct nfg_rs *h, const char *name, struct nfg_range *r,
+		       size_t n, struct nfg_rs_batch *b, struct nfg_err *e);
+NFG_API int nfg_rs_del(struct nfg_rs *h, const char *name, struct nfg_range *r,
+		       size_t n, struct nfg_rs_batch *b, struct nfg_err *e);
+
+/*
+ * Callbacks return 0 to go on, anything else to stop (the call then
+ * returns that value if negative, -ECANCELED otherwise).
+ */
+typedef int (*nfg_rs_set_cb)(const struct nfg_rs_info *set, void *data);
+typedef int (*nfg_rs_range_cb)(const struct nfg_range *r, void *data);
+
+/* LIST dump of all sets in the caller's netns (headers only). */
+NFG_API int nfg_rs_list(struct nfg_rs *h, nfg_rs_set_cb cb, void *data,
+			struct nfg_err *e);
+/*
+ * The same into an array sorted by name: *sets (release with free(); NULL
+ * when there is no set) and *n.
+ */
+NFG_API int nfg_rs_list_all(struct nfg_rs *h, struct nfg_rs_info **sets,
+			    size_t *n, struct nfg_err *e);
+
+/*
+ * LIST dump of one set: its header into *hdr (may be NULL), then every
+ * range in ascending order, from one consistent kernel snapshot.
+ */
+NFG_API int nfg_rs_dump(struct nfg_rs *h, const char *name,
+			struct nfg_rs_info *hdr, nfg_rs_range_cb cb, void *data,
+			struct nfg_err *e);
+
+/* ---- kconnlimit (nfg_kconnlimit) ----------------------------------------- */
+
+/* --kconnlimit-name labels: at most NFG_KCL_NAMELEN-1 bytes. */
+#define NFG_KCL_NAMELEN		32
+/* Flags of a rule (struct nfg_kcl_inst.flags), as the match's. */
+#define NFG_KCL_F_UPTO		0x01	/* match while count <= limit */
+#define NFG_KCL_F_DADDR		0x02	/* key on the destination address */
+#define NFG_KCL_F_ABOVE		0x04	/* match while count > limit */
+
+/* One rule instance of the caller's netns, with its counters. */
+struct nfg_kcl_inst {
+	uint32_t id;
+	char name[NFG_KCL_NAMELEN];	/* "" = no --kconnlimit-name */
+	uint8_t family;		/* NFG_FAMILY_IPV4 or NFG_FAMILY_IPV6 */
+	uint8_t prefix;
+	uint8_t flags;		/* NFG_KCL_F_* */
+	uint32_t limit;
+	uint32_t keys;
+	uint32_t conns;
+	uint32_t slots;
+	uint32_t locks;
+	uint64_t memsize;
+	uint64_t matched;
+	uint64_t over_limit;
+	uint64_t inserts;
+	uint64_t gc_evictions;
+	uint64_t cap_hits;
+	uint64_t alloc_fail;
+	uint64_t total_conns;	/* remembered by all rules of the netns */
+	uint64_t max_conns;	/* the per-netns cap */
+};
+
+struct nfg_kcl_key {
+	uint8_t addr[16];	/* masked key, network order, 4 or 16 bytes used */
+	uint32_t count;
+};
+
+/*
+ * Called once per instance (@keys NULL for list) and, for top, once per
+ * instance with all its keys, by count descending. Return 0 to go on.
+ */
+typedef int (*nfg_kcl_cb)(const struct nfg_kcl_inst *inst,
+			  const struct nfg_kcl_key *keys, size_t nkeys,
+			  void *data);
+
+struct nfg_kcl;
+
+/* ENOENT in e: the module is not loaded (and could not be autoloaded). */
+NFG_API struct nfg_kcl *nfg_kcl_open(struct nfg_err *e);
+NFG_API void nfg_kcl_close(struct nfg_kcl *h);
+
+/* Instances, optionally only those labelled @name (NULL = all). */
+NFG_API int nfg_kcl_list(struct nfg_kcl *h, const char *name, nfg_kcl_cb cb,
+			 void *data, struct nfg_err *e);
+/*
+ * All instances into an array in the kernel's order (by id): *insts
+ * (release with free(); NULL when there is none) and *n.
+ */
+NFG_API int nfg_kcl_list_all(struct nfg_kcl *h, struct nfg_kcl_inst **insts,
+			     size_t *n, struct nfg_err *e);
+/* Like list, with the @n (1..10000) keys with most connections. */
+NFG_API int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
+			nfg_kcl_cb cb, void *data, struct nfg_err *e);
+
+/* ---- SYNCOOKIE (nfg_syncookie) ------------------------------------------- */
+
+struct nfg_sc;
+
+struct nfg_sc_counters {
+	uint32_t entries, max_entries;
+	uint64_t syn_seen, cookie_sent, ack_valid, ack_invalid;
+	uint64_t allowlist_hit, allowlist_add, allowlist_evict, proxied;
+	uint64_t malformed, send_fail, sent_inplace, syn_resent;
+};
+
+/* An allowlist entry: family NFG_FAMILY_*, addr in network order. */
+struct nfg_sc_entry {
+	uint8_t family;
+	uint8_t prefix;
+	uint8_t addr[16];
+	uint32_t timeout;	/* seconds left (list) / lifetime (add; 0 = default) */
+};
+
+/* ENOENT in e: the module is not loaded (and could not be autoloaded). */
+NFG_API struct nfg_sc *nfg_sc_open(struct nfg_err *e);
+NFG_API void nfg_sc_close(struct nfg_sc *h);
+
+NFG_API int nfg_sc_stats(struct nfg_sc *h, struct nfg_sc_counters *out,
+			 struct nfg_err *e);
+typedef int (*nfg_sc_entry_cb)(const struct nfg_sc_entry *ent, void *data);
+NFG_API int nfg_sc_list(struct nfg_sc *h, nfg_sc_entry_cb cb, void *data,
+			struct nfg_err *e);
+NFG_API int nfg_sc_add(struct nfg_sc *h, const struct nfg_sc_entry *ent,
+		       struct nfg_err *e);
+NFG_API int nfg_sc_del(struct nfg_sc *h, const struct nfg_sc_entry *ent,
+		       struct nfg_err *e);
+/* *removed: entries flushed (may be NULL). */
+NFG_API int nfg_sc_flush(struct nfg_sc *h, uint32_t *removed, struct nfg_err *e);
+NFG_API int nfg_sc_secret_set(struct nfg_sc *h, const uint8_t key[16],
+			      struct nfg_err *e);
+NFG_API int nfg_sc_secret_rotate(struct nfg_sc *h, struct nfg_err *e);
+
+/* ---- RTCACHE (nfg_rtcache) ----------------------------------------------- */
+
+struct nfg_rtc_stats {
+	uint32_t entries;
+	uint32_t max_entries;
+	uint64_t hit, miss, learn, invalid, evict;
+};
+
+struct nfg_rtc_route {
+	uint8_t family;		/* NFG_FAMILY_IPV4 or NFG_FAMILY_IPV6 */
+	uint8_t dir;		/* 0 original, 1 reply */
+	uint8_t src[16];	/* network order, 4 or 16 bytes used */
+	uint8_t dst[16];
+	uint32_t iif, oif, mark;
+	uint8_t dscp;
+	uint32_t age_ms, idle_ms;
+};
+
+/* Return 0 to go on. */
+typedef int (*nfg_rtc_cb)(const struct nfg_rtc_route *r, void *data);
+
+struct nfg_rtc;
+
+/* ENOENT in e: the module is not loaded (and could not be autoloaded). */
+NFG_API struct nfg_rtc *nfg_rtc_open(struct nfg_err *e);
+NFG_API void nfg_rtc_close(struct nfg_rtc *h);
+
+NFG_API int nfg_rtc_stats(struct nfg_rtc *h, struct nfg_rtc_stats *s,
+			  struct nfg_err *e);
+NFG_API int nfg_rtc_list(struct nfg_rtc *h, nfg_rtc_cb cb, void *data,
+			 struct nfg_err *e);
+/* @family 0 = all; *dropped = entries dropped. */
+NFG_API int nfg_rtc_flush(struct nfg_rtc *h, uint8_t family, uint32_t *dropped,
+			  struct nfg_err *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBNFGUARD_H */
