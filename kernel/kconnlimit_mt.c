@@ -35,7 +35,6 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
-#include <net/netns/generic.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_conntrack_core.h>
 #include <net/netfilter/nf_conntrack_zones.h>
@@ -46,10 +45,6 @@
 #include "kconnlimit_ct.h"
 
 #define NFG_KCL_PROC_NAME	"nfguard_kconnlimit"
-
-/* Control plane only: links/unlinks instances, walked by the worker and dumps. */
-DEFINE_MUTEX(nfg_kcl_mutex);
-LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
 
 /* ---- module parameters ------------------------------------------------ */
 
@@ -137,31 +132,7 @@ MODULE_PARM_DESC(live_objects, "rule tables, keys and remembered connections cur
 
 /* ---- per-netns budget ------------------------------------------------- */
 
-/*
- * The remembered connections of one netns, capped by max_conns. Shared by
- * the netns and each of its rule instances, freed by the last of them:
- * a rule may be destroyed after its netns.
- */
-struct nfg_kcl_netbudget {
-	struct nfg_kcl_budget	b;
-	refcount_t		ref;
-};
-
-struct nfg_kcl_net {
-	struct nfg_kcl_netbudget *budget;
-	/* Last instance id given in this netns, under nfg_kcl_mutex. */
-	u32			next_id;
-	/* Named instances of this netns (nfg_kcl_instance.net_list), ditto. */
-	struct list_head	named;
-};
-
-static unsigned int nfg_kcl_net_id __read_mostly;
-
-static struct nfg_kcl_net *nfg_kcl_pernet(struct net *net)
-{
-	return net_generic(net, nfg_kcl_net_id);
-}
-
+/* The netns's budget (struct nfg_kcl_netbudget, kconnlimit.h). */
 static void nfg_kcl_budget_put(struct nfg_kcl_budget *b)
 {
 	struct nfg_kcl_netbudget *nb = container_of(b, struct nfg_kcl_netbudget, b);
@@ -178,11 +149,6 @@ static struct nfg_kcl_budget *nfg_kcl_budget_get(struct net *net)
 	nb = nfg_kcl_pernet(net)->budget;
 	refcount_inc(&nb->ref);
 	return &nb->b;
-}
-
-unsigned long nfg_kcl_net_conns(struct net *net)
-{
-	return atomic_long_read(&nfg_kcl_pernet(net)->budget->b.conns);
 }
 
 /* ---- packet path ------------------------------------------------------ */
