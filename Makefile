@@ -10,7 +10,7 @@
 #   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
 #                      (CASES="tests/vm/cases/a.sh ..." KABIS="ABI ..." narrow it)
-#   make check-style   checkpatch + sparse (C=1) on the kernel code
+#   make check-style   checkpatch + sparse (C=1) on the kernel code, layering
 #   make demo          boot a Debian kernel, load nfguard, run a protection scenario
 #   make bench         side-by-side benchmarks (report only)
 #   make dist          source tarball
@@ -69,13 +69,15 @@ $(B)/kernel/%/.built: $(KSRC)
 	@touch $@
 
 .PHONY: check-style
-# sparse (C=2: check every file) and W=1 on every kernel, then checkpatch.
+# sparse (C=2: check every file) and W=1 on every kernel, then checkpatch,
+# then the layering of the built objects (tests/layering.sh).
 check-style: modules
 	@set -o pipefail; $(foreach k,$(KABIS),echo "== sparse + W=1 $(k)" && \
 		$(MAKE) -s -C $(dir $(call kdir,$(k))) M=$(B)/kernel/$(k) C=2 W=1 modules 2>&1 | \
 			tee $(B)/kernel/$(k)/sparse.log && \
 		! grep -E '(warning|error):' $(B)/kernel/$(k)/sparse.log &&) true
 	./tests/checkpatch.sh kernel/*.c kernel/*.h kernel/compat/*.h
+	./tests/layering.sh $(foreach k,$(KABIS),$(B)/kernel/$(k))
 
 # --- userspace ----------------------------------------------------------------
 
