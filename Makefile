@@ -6,7 +6,7 @@
 #                      schema; DESTDIR honoured
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
-#   make check-unit    userspace unit tests (ASan/UBSan)
+#   make check-unit    userspace unit tests (ASan/UBSan), bash completion
 #   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
 #                      (CASES="tests/vm/cases/a.sh ..." KABIS="ABI ..." narrow it)
@@ -101,6 +101,8 @@ LIBNFG_PC := $(B)/userspace/libnfguard.pc
 LIBNFG_PUBHDR := userspace/lib/libnfguard.h
 # JSON Schema of `nfguard stats --json` (installed, named in nfguard(8))
 STATS_SCHEMA := doc/nfguard-stats.schema.json
+# bash completion of nfguard (tests/completion/check.sh)
+BASHCOMP := packaging/bash-completion/nfguard
 
 userspace: $(LIBNFG) $(LIBNFG_SO) $(LIBNFG_PC) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
 
@@ -204,6 +206,7 @@ check:
 check-unit:
 	$(MAKE) -C tests/unit check
 	$(if $(wildcard tests/unit-user/Makefile),$(MAKE) -C tests/unit-user check)
+	./tests/completion/check.sh $(BASHCOMP)
 
 check-install: all
 	./tests/install/check.sh
