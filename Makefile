@@ -3,7 +3,7 @@
 #   make               modules for every configured kernel + userspace + man pages
 #   make install       modules (updates/, depmod), plugins, CLI, man pages, libnfguard
 #                      (shared + static, libnfguard.h, libnfguard.pc), the stats JSON
-#                      schema; DESTDIR honoured
+#                      schema, bash completion; DESTDIR honoured
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
 #   make check-unit    userspace unit tests (ASan/UBSan), bash completion
@@ -101,8 +101,9 @@ LIBNFG_PC := $(B)/userspace/libnfguard.pc
 LIBNFG_PUBHDR := userspace/lib/libnfguard.h
 # JSON Schema of `nfguard stats --json` (installed, named in nfguard(8))
 STATS_SCHEMA := doc/nfguard-stats.schema.json
-# bash completion of nfguard (tests/completion/check.sh)
+# bash completion of nfguard, loaded on demand by bash-completion
 BASHCOMP := packaging/bash-completion/nfguard
+BASHCOMPDIR = $(datarootdir)/bash-completion/completions
 
 userspace: $(LIBNFG) $(LIBNFG_SO) $(LIBNFG_PC) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
 
@@ -181,6 +182,8 @@ install: all
 	install -m 0644 $(LIBNFG_PUBHDR) $(DESTDIR)$(includedir)/
 	install -d $(DESTDIR)$(datarootdir)/nfguard
 	install -m 0644 $(STATS_SCHEMA) $(DESTDIR)$(datarootdir)/nfguard/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/nfguard
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall:
@@ -194,6 +197,7 @@ uninstall:
 		$(DESTDIR)$(libdir)/pkgconfig/libnfguard.pc $(DESTDIR)$(includedir)/$(notdir $(LIBNFG_PUBHDR))
 	rm -f $(DESTDIR)$(datarootdir)/nfguard/$(notdir $(STATS_SCHEMA))
 	-rmdir $(DESTDIR)$(datarootdir)/nfguard 2>/dev/null
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/nfguard
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 # --- tests ----------------------------------------------------------------------
