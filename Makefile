@@ -3,14 +3,14 @@
 #   make               modules for every configured kernel + userspace + man pages
 #   make install       modules (updates/, depmod), plugins, CLI, man pages, libnfguard
 #                      (shared + static, libnfguard.h, libnfguard.pc), the stats JSON
-#                      schema; DESTDIR honoured
+#                      schema, bash completion; DESTDIR honoured
 #   make uninstall
 #   make check         everything: deps, build, unit, VM (both kernels), harness self-test
-#   make check-unit    userspace unit tests (ASan/UBSan)
+#   make check-unit    userspace unit tests (ASan/UBSan), bash completion
 #   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
 #                      (CASES="tests/vm/cases/a.sh ..." KABIS="ABI ..." narrow it)
-#   make check-style   checkpatch + sparse (C=1) on the kernel code
+#   make check-style   checkpatch + sparse (C=1) on the kernel code, layering
 #   make demo          boot a Debian kernel, load nfguard, run a protection scenario
 #   make bench         side-by-side benchmarks (report only)
 #   make dist          source tarball
@@ -69,13 +69,15 @@ $(B)/kernel/%/.built: $(KSRC)
 	@touch $@
 
 .PHONY: check-style
-# sparse (C=2: check every file) and W=1 on every kernel, then checkpatch.
+# sparse (C=2: check every file) and W=1 on every kernel, then checkpatch,
+# then the layering of the built objects (tests/layering.sh).
 check-style: modules
 	@set -o pipefail; $(foreach k,$(KABIS),echo "== sparse + W=1 $(k)" && \
 		$(MAKE) -s -C $(dir $(call kdir,$(k))) M=$(B)/kernel/$(k) C=2 W=1 modules 2>&1 | \
 			tee $(B)/kernel/$(k)/sparse.log && \
 		! grep -E '(warning|error):' $(B)/kernel/$(k)/sparse.log &&) true
 	./tests/checkpatch.sh kernel/*.c kernel/*.h kernel/compat/*.h
+	./tests/layering.sh $(foreach k,$(KABIS),$(B)/kernel/$(k))
 
 # --- userspace ----------------------------------------------------------------
 
@@ -99,6 +101,9 @@ LIBNFG_PC := $(B)/userspace/libnfguard.pc
 LIBNFG_PUBHDR := userspace/lib/libnfguard.h
 # JSON Schema of `nfguard stats --json` (installed, named in nfguard(8))
 STATS_SCHEMA := doc/nfguard-stats.schema.json
+# bash completion of nfguard, loaded on demand by bash-completion
+BASHCOMP := packaging/bash-completion/nfguard
+BASHCOMPDIR = $(datarootdir)/bash-completion/completions
 
 userspace: $(LIBNFG) $(LIBNFG_SO) $(LIBNFG_PC) $(if $(CLI_SRC),$(B)/bin/nfguard) $(XT_SO)
 
@@ -177,6 +182,8 @@ install: all
 	install -m 0644 $(LIBNFG_PUBHDR) $(DESTDIR)$(includedir)/
 	install -d $(DESTDIR)$(datarootdir)/nfguard
 	install -m 0644 $(STATS_SCHEMA) $(DESTDIR)$(datarootdir)/nfguard/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/nfguard
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall:
@@ -190,6 +197,7 @@ uninstall:
 		$(DESTDIR)$(libdir)/pkgconfig/libnfguard.pc $(DESTDIR)$(includedir)/$(notdir $(LIBNFG_PUBHDR))
 	rm -f $(DESTDIR)$(datarootdir)/nfguard/$(notdir $(STATS_SCHEMA))
 	-rmdir $(DESTDIR)$(datarootdir)/nfguard 2>/dev/null
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/nfguard
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 # --- tests ----------------------------------------------------------------------
@@ -202,6 +210,7 @@ check:
 check-unit:
 	$(MAKE) -C tests/unit check
 	$(if $(wildcard tests/unit-user/Makefile),$(MAKE) -C tests/unit-user check)
+	./tests/completion/check.sh $(BASHCOMP)
 
 check-install: all
 	./tests/install/check.sh

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nfguard kconnlimit: rule instances, shared by the xt match
- * (kconnlimit_mt.c) and the genetlink control plane (kconnlimit_nl.c).
+ * nfguard kconnlimit: rule instances and per-netns state, shared by the
+ * xt match (kconnlimit_mt.c) and the genetlink control plane
+ * (kconnlimit_nl.c). The instance list and the per-netns state are
+ * defined by the control plane, below the match: the match calls down
+ * into it, never the reverse (tests/layering.sh).
  */
 #ifndef _NFG_KCONNLIMIT_H
 #define _NFG_KCONNLIMIT_H
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/netfilter/xt_kconnlimit.h>
 #include <linux/types.h>
 #include <net/net_namespace.h>
@@ -21,7 +25,7 @@
  * rule's destroy frees it. Linked on nfg_kcl_instances so the worker and
  * the control plane find it; @net is compared, and dereferenced only while
  * @net_alive (a rule may outlive its netns). @budget is the netns's (see
- * nfg_kcl_netbudget in kconnlimit_mt.c).
+ * nfg_kcl_netbudget).
  */
 struct nfg_kcl_instance {
 	struct list_head	list;	/* nfg_kcl_instances, under nfg_kcl_mutex */
@@ -53,14 +57,34 @@ struct nfg_kcl_instance {
 	struct nfg_kcl_table	table;
 };
 
+/*
+ * The remembered connections of one netns, capped by max_conns. Shared by
+ * the netns and each of its rule instances, freed by the last of them:
+ * a rule may be destroyed after its netns.
+ */
+struct nfg_kcl_netbudget {
+	struct nfg_kcl_budget	b;
+	refcount_t		ref;
+};
+
+/* Per netns (net_generic, registered by kconnlimit_mt.c). */
+struct nfg_kcl_net {
+	struct nfg_kcl_netbudget *budget;
+	/* Last instance id given in this netns, under nfg_kcl_mutex. */
+	u32			next_id;
+	/* Named instances of this netns (nfg_kcl_instance.net_list), ditto. */
+	struct list_head	named;
+};
+
+/* ---- kconnlimit_nl.c ---- */
+
 /* Control plane only: instance list (link/unlink), ids, the GC walk. */
 extern struct mutex nfg_kcl_mutex;
 extern struct list_head nfg_kcl_instances;
 
-/* kconnlimit_mt.c: connections remembered by the rules of @net (its budget). */
-unsigned long nfg_kcl_net_conns(struct net *net);
+extern unsigned int nfg_kcl_net_id;
+struct nfg_kcl_net *nfg_kcl_pernet(struct net *net);
 
-/* kconnlimit_nl.c */
 int nfg_kcl_nl_init(void);
 void nfg_kcl_nl_exit(void);
 

@@ -74,7 +74,7 @@
  * which netns teardown waits for.
  *
  * Death (decided by the environment, nfg_kcl_conn_dead(); kernel version in
- * kconnlimit_mt.c): pending and not in the hash after the grace; resolved
+ * kconnlimit_ct.c): pending and not in the hash after the grace; resolved
  * and dying (killed or timed out), expired, or TCP in TIME_WAIT or CLOSE
  * (as nf_conncount: closed connections do not count).
  *

@@ -163,7 +163,11 @@ extern unsigned long nfg_kcl_max_conns;
 /* Tables, nodes and remembered connections alive (leak checks in tests). */
 extern atomic_t nfg_kcl_live_objects;
 
-/* ---- provided by the environment (kernel: kconnlimit_mt.c) ---- */
+/*
+ * ---- provided by the layer below the core ----
+ * The kernel: kconnlimit_ct.c (conntrack); the unit harness: its fake
+ * conntrack. Never by the match or the control plane, which sit above.
+ */
 
 /*
  * True when @c no longer counts: closed, timed out, deleted, abandoned.

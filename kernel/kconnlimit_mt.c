@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nfguard kconnlimit: xtables match "kconnlimit" (IPv4 and IPv6), the
- * conntrack side of the count table, the GC worker, module parameters,
- * /proc/net/stat/nfguard_kconnlimit, and module init/exit.
+ * nfguard kconnlimit: xtables match "kconnlimit" (IPv4 and IPv6), the GC
+ * worker, module parameters, /proc/net/stat/nfguard_kconnlimit, and module
+ * init/exit. The conntrack side of the count table is kconnlimit_ct.c.
  *
  *   -m kconnlimit --kconnlimit-upto N | --kconnlimit-above N
  *      [--kconnlimit-mask PREFIX] [--kconnlimit-saddr | --kconnlimit-daddr]
@@ -35,7 +35,6 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
-#include <net/netns/generic.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_conntrack_core.h>
 #include <net/netfilter/nf_conntrack_zones.h>
@@ -43,12 +42,9 @@
 #include <linux/netfilter/xt_kconnlimit.h>
 
 #include "kconnlimit.h"
+#include "kconnlimit_ct.h"
 
 #define NFG_KCL_PROC_NAME	"nfguard_kconnlimit"
-
-/* Control plane only: links/unlinks instances, walked by the worker and dumps. */
-DEFINE_MUTEX(nfg_kcl_mutex);
-LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
 
 /* ---- module parameters ------------------------------------------------ */
 
@@ -136,31 +132,7 @@ MODULE_PARM_DESC(live_objects, "rule tables, keys and remembered connections cur
 
 /* ---- per-netns budget ------------------------------------------------- */
 
-/*
- * The remembered connections of one netns, capped by max_conns. Shared by
- * the netns and each of its rule instances, freed by the last of them:
- * a rule may be destroyed after its netns.
- */
-struct nfg_kcl_netbudget {
-	struct nfg_kcl_budget	b;
-	refcount_t		ref;
-};
-
-struct nfg_kcl_net {
-	struct nfg_kcl_netbudget *budget;
-	/* Last instance id given in this netns, under nfg_kcl_mutex. */
-	u32			next_id;
-	/* Named instances of this netns (nfg_kcl_instance.net_list), ditto. */
-	struct list_head	named;
-};
-
-static unsigned int nfg_kcl_net_id __read_mostly;
-
-static struct nfg_kcl_net *nfg_kcl_pernet(struct net *net)
-{
-	return net_generic(net, nfg_kcl_net_id);
-}
-
+/* The netns's budget (struct nfg_kcl_netbudget, kconnlimit.h). */
 static void nfg_kcl_budget_put(struct nfg_kcl_budget *b)
 {
 	struct nfg_kcl_netbudget *nb = container_of(b, struct nfg_kcl_netbudget, b);
@@ -177,110 +149,6 @@ static struct nfg_kcl_budget *nfg_kcl_budget_get(struct net *net)
 	nb = nfg_kcl_pernet(net)->budget;
 	refcount_inc(&nb->ref);
 	return &nb->b;
-}
-
-unsigned long nfg_kcl_net_conns(struct net *net)
-{
-	return atomic_long_read(&nfg_kcl_pernet(net)->budget->b.conns);
-}
-
-/* ---- conntrack side of the core --------------------------------------- */
-
-/*
- * What a remembered connection is (struct nfg_kcl_ident): the conntrack's
- * original tuple and zone, enough for nf_conntrack_find_get(). No
- * reference is held on a conntrack that is not confirmed (see the theory).
- */
-struct nfg_kcl_ctid {
-	struct nf_conntrack_tuple	tuple;
-	struct nf_conntrack_zone	zone;
-};
-
-/*
- * How the core's callbacks see the world: @net for lookups (NULL once the
- * netns exits), @alive (the packet path's: the instance's net_alive, read
- * under the slot lock, so that no reference is taken after pre_exit
- * drained the slot), how long an entry that is not in the conntrack hash
- * may still be on its way to confirmation, and @drain (pre_exit: every
- * entry goes).
- */
-struct nfg_kcl_env {
-	struct net	*net;
-	const bool	*alive;
-	u32		grace;	/* jiffies */
-	bool		drain;
-};
-
-/*
- * A packet path insert treats an unconfirmed connection not seen in the
- * hash after two jiffies as abandoned (its packet was dropped), as
- * nf_conncount does; the sweep gives it a quarter second (a queue reader's
- * verdict).
- */
-#define NFG_KCL_GRACE_INSERT	2
-#define NFG_KCL_GRACE_SWEEP	(HZ / 4)
-
-static void nfg_kcl_ident_set(struct nfg_kcl_ident *id, const struct nf_conn *ct)
-{
-	struct nfg_kcl_ctid *ci = (struct nfg_kcl_ctid *)id;
-
-	BUILD_BUG_ON(sizeof(*ci) > sizeof(*id));
-	memset(id, 0, sizeof(*id));
-	ci->tuple = ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
-	ci->zone = *nf_ct_zone(ct);
-}
-
-/* Slot lock held: find the confirmed conntrack of a pending entry. */
-static bool nfg_kcl_resolve(struct nfg_kcl_conn *c,
-			    const struct nfg_kcl_env *env)
-{
-	const struct nfg_kcl_ctid *ci = (const struct nfg_kcl_ctid *)&c->id;
-	const struct nf_conntrack_tuple_hash *h;
-	struct net *net = env->net;
-	struct nf_conn *ct;
-
-	if (!net || (env->alive && !READ_ONCE(*env->alive)))
-		return false;
-	h = nf_conntrack_find_get(net, &ci->zone, &ci->tuple);
-	if (!h)
-		return false;
-	ct = nf_ct_tuplehash_to_ctrack(h);
-	if (NF_CT_DIRECTION(h) != IP_CT_DIR_ORIGINAL) {
-		/* Our tuple is another connection's reply: not ours. */
-		nf_ct_put(ct);
-		return false;
-	}
-	c->ct = ct;
-	return true;
-}
-
-bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
-{
-	const struct nfg_kcl_env *env = arg;
-	const struct nf_conn *ct;
-	u8 state;
-
-	if (env->drain)
-		return true;
-	if (!c->ct && !nfg_kcl_resolve(c, env))
-		/* Not confirmed yet, or never will be (its packet was dropped). */
-		return (u32)jiffies - c->stamp >= env->grace;
-	ct = c->ct;
-	if (nf_ct_is_dying(ct) || nf_ct_is_expired(ct))
-		return true;
-	if (nf_ct_protonum(ct) == IPPROTO_TCP) {
-		/* As nf_conncount: closed TCP connections do not count. */
-		state = READ_ONCE(ct->proto.tcp.state);
-		return state == TCP_CONNTRACK_TIME_WAIT ||
-		       state == TCP_CONNTRACK_CLOSE;
-	}
-	return false;
-}
-
-void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
-{
-	if (c->ct)
-		nf_ct_put(c->ct);
 }
 
 /* ---- packet path ------------------------------------------------------ */

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nfguard kconnlimit: generic netlink family "nfg_kconnlimit".
+ * nfguard kconnlimit: generic netlink family "nfg_kconnlimit", and the
+ * state the match and the control plane share: the list of rule instances
+ * and the per-netns state (kconnlimit.h). The match (kconnlimit_mt.c)
+ * sits above and calls down into this file; nothing here calls it.
  *
  * LIST and TOP are dumps over the rule instances of the caller's netns
  * (see nfguard_genl.h). The dump's .start takes a snapshot under
@@ -19,12 +22,30 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/genetlink.h>
+#include <net/netns/generic.h>
 #include <net/netlink.h>
 #include <net/sock.h>
 #include <linux/netfilter/nfguard_genl.h>
 #include <linux/netfilter/xt_kconnlimit.h>
 
 #include "kconnlimit.h"
+
+/* Control plane only: links/unlinks instances, walked by the worker and dumps. */
+DEFINE_MUTEX(nfg_kcl_mutex);
+LIST_HEAD(nfg_kcl_instances);	/* under nfg_kcl_mutex */
+
+unsigned int nfg_kcl_net_id __read_mostly;
+
+struct nfg_kcl_net *nfg_kcl_pernet(struct net *net)
+{
+	return net_generic(net, nfg_kcl_net_id);
+}
+
+/* Connections remembered by the rules of @net (its budget). */
+static unsigned long nfg_kcl_net_conns(struct net *net)
+{
+	return atomic_long_read(&nfg_kcl_pernet(net)->budget->b.conns);
+}
 
 static struct genl_family nfg_kcl_genl_family;
 

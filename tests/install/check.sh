@@ -126,8 +126,8 @@ manpages="nfguard.8 nfguard-extensions.8"
 # libnfguard: regular files, then the symlinks (name -> target)
 libfiles="$libdir/libnfguard.so.1.0.0 $libdir/libnfguard.a $libdir/pkgconfig/libnfguard.pc $includedir/libnfguard.h"
 liblinks="libnfguard.so.1:libnfguard.so.1.0.0 libnfguard.so:libnfguard.so.1"
-# data: the JSON Schema of nfguard stats --json
-datafiles="$datarootdir/nfguard/nfguard-stats.schema.json"
+# data: the JSON Schema of nfguard stats --json, nfguard's bash completion
+datafiles="$datarootdir/nfguard/nfguard-stats.schema.json $datarootdir/bash-completion/completions/nfguard"
 
 expected=$work/install.expected
 {
@@ -144,7 +144,11 @@ expected=$work/install.expected
 (cd "$stage" && find . ! -type d | sed 's|^\.||' | sort) >"$work/install.found"
 while IFS= read -r f; do bad "not installed: $f"; done < <(comm -23 "$expected" "$work/install.found")
 while IFS= read -r f; do bad "unexpected file installed: $f"; done < <(comm -13 "$expected" "$work/install.found")
-report "install: installs exactly the modules, plugins, CLI, man pages, libnfguard and the stats schema ($(wc -l <"$expected") files)"
+report "install: installs exactly the modules, plugins, CLI, man pages, libnfguard, the stats schema and the bash completion ($(wc -l <"$expected") files)"
+
+# The installed bash completion is the one tests/completion/check.sh passes.
+run completion "$top/tests/completion/check.sh" "$stage$datarootdir/bash-completion/completions/nfguard"
+report "install: the installed bash completion completes nfguard's commands"
 
 for abi in $kabis; do
 	n=0
