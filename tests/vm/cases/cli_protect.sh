@@ -91,7 +91,7 @@ nfg_client ip addr add 10.0.1.77/24 dev eth0 || nfg_fail "second client address"
 # an unrelated ruleset that must survive
 nfg_router nft -f - <<-'EOF' || nfg_fail "unrelated table"
 	table inet keepme {
-		chain fwd {
+		chain keepfwd {
 			type filter hook forward priority 10; policy accept;
 			tcp dport 9 counter drop
 		}
