@@ -119,7 +119,7 @@ $(LIBNFG): $(LIB_OBJ)
 
 $(LIBNFG_SO): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,$(LIBNFG_SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(LIBMNL_LIBS)
+	$(CC) -shared -Wl,-soname,$(LIBNFG_SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
 	ln -sfn $(LIBNFG_REAL) $(B)/userspace/$(LIBNFG_SONAME)
 	ln -sfn $(LIBNFG_SONAME) $(B)/userspace/libnfguard.so
 

@@ -16,6 +16,7 @@ int main(void)
 	test_addr();
 	test_rsfile();
 	test_genl();
+	test_nft();
 	printf("%u passed, %u failed\n", ut_passed, ut_failed);
 	return ut_failed ? 1 : 0;
 }

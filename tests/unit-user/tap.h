@@ -31,5 +31,6 @@ extern unsigned int ut_passed, ut_failed;
 void test_addr(void);
 void test_rsfile(void);
 void test_genl(void);
+void test_nft(void);
 
 #endif

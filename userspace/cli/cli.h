@@ -11,6 +11,10 @@
 #include <stdio.h>
 
 #define CLI_EXIT_ERROR	1
+/* protect/unprotect (nfguard(8), EXIT STATUS) */
+#define CLI_EXIT_USAGE	2	/* bad arguments */
+#define CLI_EXIT_NOMOD	3	/* a kernel module is missing */
+#define CLI_EXIT_PERM	4	/* permission denied (CAP_NET_ADMIN) */
 
 /* Print "nfguard: <what>: <message>\n" to stderr. */
 void cli_err(const char *what, const char *fmt, ...)
@@ -53,6 +57,9 @@ int cmd_rtcache(int argc, char **argv);
 void usage_rtcache(FILE *f);
 int cmd_stats(int argc, char **argv);
 void usage_stats(FILE *f);
+int cmd_protect(int argc, char **argv);
+int cmd_unprotect(int argc, char **argv);
+void usage_protect(FILE *f);
 int cmd_version(int argc, char **argv);
 void usage_version(FILE *f);
 

@@ -5,6 +5,7 @@
  *   nfguard set ...        named IPv4/IPv6 range sets (rangeset match)
  *   nfguard kconnlimit|syncookie|rtcache ...   the other extensions
  *   nfguard stats ...      every extension's statistics (text, JSON, Prometheus)
+ *   nfguard protect|unprotect ...   a protection profile as nftables rules
  *   nfguard version
  *
  * Dispatch only: the sub-commands live in their own files, the helpers they
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 		"  kconnlimit  tables of -m kconnlimit rules: list, top\n"
 		"  rtcache     the RTCACHE route cache: stats, list, flush\n"
 		"  stats       statistics of every extension (text, JSON, Prometheus)\n"
+		"  protect     install a protection profile as nftables rules (unprotect: remove it)\n"
 		"  version     print the version\n"
 		"Each command takes -h/--help.\n"
 		"\n");
@@ -40,6 +42,8 @@ static void usage(FILE *f)
 	usage_rtcache(f);
 	fputc('\n', f);
 	usage_stats(f);
+	fputc('\n', f);
+	usage_protect(f);
 	fputc('\n', f);
 	usage_version(f);
 	fprintf(f, "\nSee nfguard(8).\n");
@@ -54,6 +58,8 @@ static const struct {
 	{ "kconnlimit", cmd_kconnlimit },
 	{ "rtcache", cmd_rtcache },
 	{ "stats", cmd_stats },
+	{ "protect", cmd_protect },
+	{ "unprotect", cmd_unprotect },
 	{ "version", cmd_version },
 };
 

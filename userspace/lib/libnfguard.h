@@ -398,6 +398,80 @@ NFG_API int nfg_rtc_list(struct nfg_rtc *h, nfg_rtc_cb cb, void *data,
 NFG_API int nfg_rtc_flush(struct nfg_rtc *h, uint8_t family, uint32_t *dropped,
 			  struct nfg_err *e);
 
+/* ---- nftables expressions (nft_compat) ----------------------------------- */
+
+/*
+ * Encoders of libnftnl "match"/"target" expressions (nft_compat) for the
+ * four extensions: the same name, revision and info bytes as iptables-nft
+ * sends for the equivalent iptables rule (the info is the whole
+ * XT_ALIGN()ed ABI struct of include/uapi/linux/netfilter/xt_*.h, the
+ * kernel-only tail zeroed). Add the expression to an nftnl_rule with
+ * nftnl_rule_add_expr() (the rule then owns it), or release it with
+ * nftnl_expr_free(). nft_compat only knows these extensions in tables of
+ * family ip or ip6 (@family NFG_FAMILY_IPV4 / NFG_FAMILY_IPV6), and the
+ * targets check the table's name as in iptables: SYNCOOKIE "raw" (base chain
+ * hook prerouting, rule with NFTNL_RULE_COMPAT_PROTO 6), RTCACHE "mangle" or
+ * "filter" (hook forward or input), kconnlimit anything but "raw".
+ * Parameters are checked as the iptables plugins check them: EINVAL (or
+ * ERANGE for a number out of range) with a message; ENOMEM.
+ */
+struct nftnl_expr;
+
+/* -m rangeset [!] --match-set SET src|dst */
+struct nfg_nft_rangeset {
+	const char *set;	/* set name (the set must exist when the rule is added) */
+	bool dst;		/* match the destination address, else the source */
+	bool invert;		/* ! --match-set */
+};
+NFG_API struct nftnl_expr *nfg_nft_rangeset(uint8_t family,
+					    const struct nfg_nft_rangeset *p,
+					    struct nfg_err *e);
+
+/* -m kconnlimit --kconnlimit-above|upto N --kconnlimit-mask P --kconnlimit-saddr|daddr [--kconnlimit-name X] */
+struct nfg_nft_kconnlimit {
+	uint32_t limit;
+	int prefix;		/* 0..32 / 0..128; -1 = the whole address */
+	bool upto;		/* match while count <= limit, else when count > limit */
+	bool daddr;		/* key on the destination address */
+	const char *name;	/* label (NULL or "" = none), [A-Za-z0-9_.:-], < 32 bytes */
+};
+NFG_API struct nftnl_expr *nfg_nft_kconnlimit(uint8_t family,
+					      const struct nfg_nft_kconnlimit *p,
+					      struct nfg_err *e);
+
+#define NFG_SC_MODE_PROXY	0
+#define NFG_SC_MODE_LOCAL	1
+
+/* -j SYNCOOKIE [--mode proxy|local] [--mss N] [--wscale N] [--sack-perm] [--timestamp] ... */
+struct nfg_nft_syncookie {
+	uint8_t mode;		/* NFG_SC_MODE_* */
+	uint16_t mss;		/* 0 = from the device MTU, else 88..65535 */
+	int wscale;		/* -1 = as the kernel, else 0..14 */
+	bool sack_perm;		/* (local mode: needs timestamp) */
+	bool timestamp;
+	uint32_t timeout;	/* allowlist lifetime, s; 0 = 300 */
+	int prefix;		/* allowlist mask 1..32 / 1..128; 0 = whole address */
+};
+NFG_API struct nftnl_expr *nfg_nft_syncookie(uint8_t family,
+					     const struct nfg_nft_syncookie *p,
+					     struct nfg_err *e);
+
+/* -j RTCACHE (no options) */
+NFG_API struct nftnl_expr *nfg_nft_rtcache(uint8_t family, struct nfg_err *e);
+
+/*
+ * Decoder: if @expr is a match/target expression of one of the four
+ * extensions, write its iptables form with every option into @buf
+ * ("-m kconnlimit --kconnlimit-above 64 --kconnlimit-mask 24
+ * --kconnlimit-saddr", "-j SYNCOOKIE --mode proxy ...", as iptables-save
+ * prints it, except that every option is shown, defaults included) and
+ * return its length. -ENOENT: another expression (not an error: no message);
+ * -EINVAL: ours but malformed (wrong revision or info size); -ENOSPC: @buf
+ * too small.
+ */
+NFG_API int nfg_nft_expr_format(const struct nftnl_expr *expr, uint8_t family,
+				char *buf, size_t len, struct nfg_err *e);
+
 #ifdef __cplusplus
 }
 #endif
