@@ -93,6 +93,12 @@ struct nfg_rtc_stats {
 	u64	evict;		/* not learnt or dropped because the table was full */
 };
 
+/*
+ * IPv6 serial numbers (the netns's fib6_sernum, a fib6 node's fn_sernum,
+ * hence route cookies) count 1..NFG_RTC_SERIAL_MAX and wrap to 1.
+ */
+#define NFG_RTC_SERIAL_MAX		0x7fffffffU
+
 unsigned long nfg_rtc_hkey(const void *ct, unsigned int dir);
 bool nfg_rtc_keys_equal(const struct nfg_rtc_keys *a,
 			const struct nfg_rtc_keys *b);
@@ -111,5 +117,6 @@ bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
 void nfg_rtc_door_strike(u64 *slot, u64 hash, bool served);
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
 		       const struct nfg_rtc_stats *one);
+bool nfg_rtc_cookie_fresh(u32 cookie, u32 noted);
 
 #endif /* _NFG_RTCACHE_CORE_H */

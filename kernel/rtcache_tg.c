@@ -14,6 +14,7 @@
 #include "nfg_compat.h"
 
 #include <linux/kernel.h>
+#include <linux/hash.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
@@ -24,6 +25,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
 #include <linux/netfilter/x_tables.h>
+#include <linux/percpu.h>
 #include <linux/proc_fs.h>
 #include <linux/rhashtable.h>
 #include <linux/seq_file.h>
@@ -307,6 +309,84 @@ static void nfg_rtc_door_churn(struct nfg_rtc_net *rn,
 	WRITE_ONCE(*p, slot);
 }
 
+/* ---- lookup-time notes (IPv6) ------------------------------------------- */
+
+/*
+ * What the PREROUTING hook noted about an IPv6 packet it let go to the FIB
+ * lookup: the netns's serial counter before that lookup, which the target
+ * compares with the cookie of the route it learns (see "Learning what was
+ * looked up" in rtcache_core.c). The skb has no room of its own for it, so
+ * it is kept per CPU, in a few slots picked by the skb's address: the
+ * hook, the lookup and the target of a packet run on one CPU with BH
+ * disabled, and the list receive path runs the hook for a whole batch
+ * before routing it (hence several slots). A packet that was queued in
+ * between, or whose slot another packet took, finds no note of its own and
+ * is not learnt: a later packet of its flow is. The pointers are compared,
+ * never dereferenced; a slot left by a freed skb at the same address holds
+ * an older serial, which can only refuse. No lock: a slot is read or
+ * written with preemption disabled (hooks after an NFQUEUE verdict, and
+ * nft_compat targets, may run in process context), and a packet path that
+ * interrupts another on the CPU can only overwrite a slot, which refuses.
+ */
+#define NFG_RTC_NOTE_BITS	4
+
+struct nfg_rtc_note {
+	const struct sk_buff	*skb;
+	const struct net	*net;
+	u32			serial;
+};
+
+struct nfg_rtc_notes {
+	struct nfg_rtc_note	slot[1 << NFG_RTC_NOTE_BITS];
+};
+
+static DEFINE_PER_CPU(struct nfg_rtc_notes, nfg_rtc_notes);
+
+static unsigned int nfg_rtc_note_idx(const struct sk_buff *skb)
+{
+	return hash_ptr(skb, NFG_RTC_NOTE_BITS);
+}
+
+/* The hook lets @skb go to the FIB lookup: note the serial first. */
+static void nfg_rtc_note(const struct sk_buff *skb,
+			 const struct nf_hook_state *state)
+{
+	struct nfg_rtc_note *n;
+	u32 serial;
+
+	if (state->pf != NFPROTO_IPV6)
+		return;
+	serial = rt_genid_ipv6(state->net);
+	/*
+	 * A FIB change links the route, then takes a new serial (a full
+	 * barrier), then writes it to the nodes: a serial read here that
+	 * includes the change must not be followed by a lookup that misses it.
+	 */
+	smp_rmb();
+	n = &get_cpu_ptr(&nfg_rtc_notes)->slot[nfg_rtc_note_idx(skb)];
+	n->skb = skb;
+	n->net = state->net;
+	n->serial = serial;
+	put_cpu_ptr(&nfg_rtc_notes);
+}
+
+/*
+ * May the target learn a route with IPv6 @cookie for @skb? Only if the hook noted the serial
+ * before this packet's lookup and the route's cookie is not newer.
+ */
+static bool nfg_rtc_noted_fresh(const struct sk_buff *skb,
+				const struct net *net, u32 cookie)
+{
+	const struct nfg_rtc_note *n;
+	bool fresh;
+
+	n = &get_cpu_ptr(&nfg_rtc_notes)->slot[nfg_rtc_note_idx(skb)];
+	fresh = n->skb == skb && n->net == net &&
+		nfg_rtc_cookie_fresh(cookie, n->serial);
+	put_cpu_ptr(&nfg_rtc_notes);
+	return fresh;
+}
+
 /* ---- PREROUTING: hand out the cached route ------------------------------ */
 
 static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
@@ -325,9 +405,14 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	if (skb_dst(skb) || nfg_rtc_skip_dev(state->in))
 		return NF_ACCEPT;
 	ct = nf_ct_get(skb, &ctinfo);
-	/* A new connection's first packet: nothing can be cached for it. */
-	if (ct && !nf_ct_is_confirmed(ct))
+	/*
+	 * A new connection's first packet: nothing can be cached for it, but
+	 * with learn_after 1 the target learns its route.
+	 */
+	if (ct && !nf_ct_is_confirmed(ct)) {
+		nfg_rtc_note(skb, state);
 		return NF_ACCEPT;
+	}
 	if (nfg_rtc_skip_skb(skb, ct))
 		return NF_ACCEPT;
 	if (!nfg_rtc_pkt_keys(skb, state->pf, state->in, &k))
@@ -336,6 +421,7 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	key = nfg_rtc_hkey(ct, CTINFO2DIR(ctinfo));
 	e = rhashtable_lookup(&rn->table, &key, nfg_rtc_params);
 	if (!e) {
+		nfg_rtc_note(skb, state);
 		this_cpu_inc(rn->stats->miss);
 		return NF_ACCEPT;
 	}
@@ -373,6 +459,7 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	 */
 	if (nfg_rtc_entry_drop(rn, e) && verdict == NFG_RTC_STALE_KEYS)
 		nfg_rtc_door_churn(rn, e);
+	nfg_rtc_note(skb, state);
 	this_cpu_inc(rn->stats->invalid);
 	return NF_ACCEPT;
 }
@@ -419,6 +506,7 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	struct nfg_rtc_keys k;
 	struct nf_conn *ct;
 	unsigned long key;
+	u32 cookie = 0;
 	unsigned int n;
 
 	ct = nf_ct_get(skb, &ctinfo);
@@ -453,6 +541,12 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 		this_cpu_inc(rn->stats->evict);
 		return XT_CONTINUE;
 	}
+	/* An IPv6 route changed since this packet's lookup: not this one. */
+	if (family == NFPROTO_IPV6) {
+		cookie = rt6_get_cookie(container_of(dst, struct rt6_info, dst));
+		if (!nfg_rtc_noted_fresh(skb, xt_net(par), cookie))
+			return XT_CONTINUE;
+	}
 
 	e = kmalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e)
@@ -466,8 +560,7 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	e->dst = dst;
 	e->l.keys = k;
 	e->l.ct_id = nf_ct_get_id(ct);
-	e->l.cookie = family == NFPROTO_IPV6 ?
-		      rt6_get_cookie(container_of(dst, struct rt6_info, dst)) : 0;
+	e->l.cookie = cookie;
 	e->tuple = ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
 	e->zone = *nf_ct_zone(ct);
 	e->dir = CTINFO2DIR(ctinfo);

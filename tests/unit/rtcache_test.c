@@ -4,8 +4,9 @@
  * userspace against tests/unit/shim with ASan and UBSan: hash keys per
  * (conntrack, direction), entry validation (conntrack id, every key
  * field), the table bound, GC eviction under pressure with a wrapping
- * clock, counter sums, and the door that delays learning to a
- * direction's learn_after-th packet.
+ * clock, counter sums, the door that delays learning to a
+ * direction's learn_after-th packet, and the IPv6 cookie check against the
+ * serial noted before a packet's lookup.
  */
 #include "rtcache_core.c"
 #include "utest.h"
@@ -347,6 +348,41 @@ static void test_door_hash(void)
 	CHECK(used > NFG_RTC_DOOR_SLOTS / 2);
 }
 
+/*
+ * A route may be learnt only if its IPv6 cookie is not newer than the
+ * serial noted before the packet's lookup, on the circle 1..2^31-1.
+ */
+static void test_cookie_fresh(void)
+{
+	const u32 max = NFG_RTC_SERIAL_MAX;
+
+	/* Unchanged since the note, or older. */
+	CHECK(nfg_rtc_cookie_fresh(7, 7));
+	CHECK(nfg_rtc_cookie_fresh(6, 7));
+	CHECK(nfg_rtc_cookie_fresh(1, 1000000));
+	/* Changed after the note: the lookup may have missed it. */
+	CHECK(!nfg_rtc_cookie_fresh(8, 7));
+	CHECK(!nfg_rtc_cookie_fresh(1000000, 1));
+	/* No serial: a route unlinked from the FIB, or nothing noted. */
+	CHECK(!nfg_rtc_cookie_fresh(0, 7));
+	CHECK(!nfg_rtc_cookie_fresh(7, 0));
+	CHECK(!nfg_rtc_cookie_fresh(0, 0));
+	/* Not serial numbers at all. */
+	CHECK(!nfg_rtc_cookie_fresh(max + 1, 7));
+	CHECK(!nfg_rtc_cookie_fresh(7, max + 1));
+	CHECK(!nfg_rtc_cookie_fresh(0xffffffffU, 0xffffffffU));
+	/* The counter wraps from max to 1. */
+	CHECK(nfg_rtc_cookie_fresh(max, max));
+	CHECK(nfg_rtc_cookie_fresh(max - 1, max));
+	CHECK(!nfg_rtc_cookie_fresh(1, max));
+	CHECK(!nfg_rtc_cookie_fresh(3, max - 1));
+	CHECK(nfg_rtc_cookie_fresh(max, 1));
+	CHECK(nfg_rtc_cookie_fresh(max - 5, 2));
+	/* Newer means up to half the circle ahead. */
+	CHECK(!nfg_rtc_cookie_fresh(1 + max / 2, 1));
+	CHECK(nfg_rtc_cookie_fresh(2 + max / 2, 1));
+}
+
 int main(void)
 {
 	run("keys_no_padding", test_keys_no_padding);
@@ -366,5 +402,6 @@ int main(void)
 	run("door_collision", test_door_collision);
 	run("door_strikes", test_door_strikes);
 	run("door_hash", test_door_hash);
+	run("cookie_fresh", test_cookie_fresh);
 	return utest_summary();
 }

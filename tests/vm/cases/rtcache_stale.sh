@@ -14,13 +14,20 @@
 #    which keeps the route it was sent with, so the PREROUTING hook can
 #    never serve it) through an INPUT rule: ten flows per family leave
 #    the cache empty. IPv4 and IPv6.
+#  - cookie: the packet that learns an IPv6 route is held in NFQUEUE (a
+#    real queue reader) between its route lookup and the RTCACHE target;
+#    a more specific route via the other link is added meanwhile. The
+#    route that packet got is stale from the start: once it is released,
+#    the next packets must follow the new route (counted per link), not
+#    be served the old one.
+# Each part runs in a subshell and every failing part is reported.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 # shellcheck source=tests/rtcache/lib.sh
 . "$NFG_TOP/tests/rtcache/lib.sh"
-nfg_need nft iptables-legacy ip6tables-legacy
+nfg_need nft iptables-legacy ip6tables-legacy python3
 nfg_load_modules xt_RTCACHE
-rtc_topo_up 5000 5001
+rtc_topo_up 5000 5001 5002
 
 # d NAME BASE: how much the counter NAME grew since BASE.
 d() { echo $(($(rtc_stat "$1") - $2)); }
@@ -75,7 +82,7 @@ vrf() {
 	nfg_router ip link set eth0 nomaster
 	nfg_router ip link set eth1 nomaster
 	nfg_router ip link del blue || nfg_fail "delete the VRF"
-	rmmod vrf 2>/dev/null
+	rmmod vrf 2>/dev/null || :
 }
 
 loopback() {
@@ -106,7 +113,56 @@ loopback() {
 	done
 }
 
-marks
-loopback
-vrf
+# Packets the server counted on both links for FAM and PORT.
+both_links() { echo $(($(rtc_count "$1" 1 "$2") + $(rtc_count "$1" 2 "$2"))); }
+both_links_is() { [ "$(both_links "$1" "$2")" = "$3" ]; }
+file_is() { [ "$(<"$1")" = "$2" ]; }
+
+cookie() {
+	local q=$NFG_WORK/nfq learn hit
+	nfg_log "== IPv6 route added while the learning packet is queued"
+	modprobe nfnetlink_queue || nfg_fail "modprobe nfnetlink_queue"
+	mkdir -p "$q" || nfg_fail "mkdir $q"
+	nfg_bg "$NFG_NS_R" python3 "$NFG_TOP/tests/rtcache/nfq_hold.py" 3 "$q"
+	nfg_wait_until 60 test -s "$q/ready" || nfg_fail "nfqueue reader not bound"
+	# The service is reached through a covering /64 via link 1.
+	nfg_router ip -6 route del "$RTC_SVC6/128" || nfg_fail "delete the /128"
+	nfg_router ip -6 route add fd00:9::/64 via "${RTC_NH6[1]}" || nfg_fail "the /64 via link 1"
+	nfg_ipt "$NFG_NS_R" legacy 6 -A FORWARD -p udp --dport 5002 -j RTCACHE ||
+		nfg_fail "RTCACHE rule"
+	rtc_sender_start q 6 5002
+	# The first packet (unconfirmed conntrack) learns nothing.
+	rtc_send q 1
+	rtc_wait_count 6 1 5002 1
+	# The second one is routed via link 1, then held before the target.
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -A FORWARD -p udp --dport 5002 -j NFQUEUE --queue-num 3 ||
+		nfg_fail "NFQUEUE rule"
+	rtc_send q 1
+	nfg_wait_until 60 file_is "$q/held" 1 || nfg_fail "the second packet was not queued"
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F FORWARD
+	nfg_router ip -6 route add "$RTC_SVC6/128" via "${RTC_NH6[2]}" || nfg_fail "the /128 via link 2"
+	learn=$(rtc_stat learn) hit=$(rtc_stat hit)
+	echo go >"$q/release" || nfg_fail "release"
+	# It keeps the route it got before the change.
+	rtc_wait_count 6 1 5002 2
+	rtc_send q 10
+	nfg_wait_until 30 both_links_is 6 5002 12 ||
+		nfg_fail "packets after the release: $(both_links 6 5002) of 12 arrived"
+	nfg_log "link 1 $(rtc_count 6 1 5002), link 2 $(rtc_count 6 2 5002);" \
+		"learn +$(d learn "$learn") hit +$(d hit "$hit") entries $(rtc_stat entries)"
+	nfg_assert_eq 10 "$(rtc_count 6 2 5002)" "packets after the release that took the new route (link 2)"
+	nfg_assert_eq 2 "$(rtc_count 6 1 5002)" "packets on the old route (link 1)"
+	nfg_ipt "$NFG_NS_R" legacy 6 -F FORWARD
+	nfg_router ip -6 route del "$RTC_SVC6/128"
+	nfg_router ip -6 route del fd00:9::/64
+	nfg_router ip -6 route add "$RTC_SVC6/128" via "${RTC_NH6[1]}" || nfg_fail "restore the /128"
+	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rule went: $(rtc_live)"
+}
+
+failed=""
+# vrf last: enslaving the router's links drops their routes and IPv6 addresses.
+for part in marks loopback cookie vrf; do
+	( "$part" ) || failed+=" $part"
+done
+[ -z "$failed" ] || nfg_fail "failed parts:$failed"
 nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references at the end: $(rtc_live)"
