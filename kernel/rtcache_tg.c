@@ -174,6 +174,21 @@ void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum)
 		nfg_rtc_stats_add(sum, per_cpu_ptr(rn->stats, cpu));
 }
 
+/*
+ * The entry's route if it may still be used. A device that is unregistered
+ * (deleted, or moved to another netns) hands the routes still pointing at
+ * it to blackhole_netdev (dst_dev_put(), rt_flush_dev(),
+ * rt6_uncached_list_flush_dev()), which drops every packet: such a route
+ * is stale whatever dst_check() says.
+ */
+static struct dst_entry *nfg_rtc_entry_dst(const struct nfg_rtc_entry *e)
+{
+	/* Written under readers (WRITE_ONCE() on newer kernels). */
+	if (READ_ONCE(e->dst->dev) == blackhole_netdev)
+		return NULL;
+	return dst_check(e->dst, e->l.cookie);
+}
+
 /* ---- what is never cached ----------------------------------------------- */
 
 /* Checks common to the hook and the target: the packet and its conntrack. */
@@ -427,7 +442,7 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	}
 	verdict = nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k);
 	if (verdict == NFG_RTC_HIT) {
-		dst = dst_check(e->dst, e->l.cookie);
+		dst = nfg_rtc_entry_dst(e);
 		if (dst) {
 			unsigned long now = jiffies;
 
@@ -783,8 +798,8 @@ static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
 {
 	const struct net_device *dev = arg;
 
-	return e->l.keys.iif == dev->ifindex || e->dst->dev == dev ||
-	       !dst_check(e->dst, e->l.cookie);
+	return e->l.keys.iif == dev->ifindex || READ_ONCE(e->dst->dev) == dev ||
+	       !nfg_rtc_entry_dst(e);
 }
 
 static int nfg_rtc_netdev_event(struct notifier_block *nb,

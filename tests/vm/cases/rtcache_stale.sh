@@ -20,6 +20,11 @@
 #    route that packet got is stale from the start: once it is released,
 #    the next packets must follow the new route (counted per link), not
 #    be served the old one.
+#  - netns, delete: flows of both families cached over link 2 while a
+#    worse route via link 1 waits; the router's end of link 2 is moved to
+#    another netns (netns) or deleted (delete). Routes of a device that is
+#    unregistered end on blackhole_netdev: the next packets must take link
+#    1, none may be served the old route (and be blackholed).
 # Each part runs in a subshell and every failing part is reported.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -27,7 +32,7 @@
 . "$NFG_TOP/tests/rtcache/lib.sh"
 nfg_need nft iptables-legacy ip6tables-legacy python3
 nfg_load_modules xt_RTCACHE
-rtc_topo_up 5000 5001 5002
+rtc_topo_up 5000 5001 5002 5003
 
 # d NAME BASE: how much the counter NAME grew since BASE.
 d() { echo $(($(rtc_stat "$1") - $2)); }
@@ -159,9 +164,60 @@ cookie() {
 	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rule went: $(rtc_live)"
 }
 
+# gone netns|delete: link 2's router end goes while routes over it are cached.
+gone() {
+	local how=$1 fam base1 base2 learn hit
+	nfg_log "== link 2 goes ($how) with cached routes (ipv4, ipv6)"
+	for fam in 4 6; do
+		nfg_router ip -"$fam" route del "$(rtc_svc "$fam")"
+		nfg_router ip -"$fam" route add "$(rtc_svc "$fam")" via "$(rtc_nh "$fam" 2)" metric 10 ||
+			nfg_fail "route via link 2 (ipv$fam)"
+		nfg_router ip -"$fam" route add "$(rtc_svc "$fam")" via "$(rtc_nh "$fam" 1)" metric 20 ||
+			nfg_fail "route via link 1 (ipv$fam)"
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -A FORWARD -p udp --dport 5003 -j RTCACHE ||
+			nfg_fail "RTCACHE rule (ipv$fam)"
+		base2=$(rtc_count "$fam" 2 5003)
+		rtc_sender_start "$how$fam" "$fam" 5003
+		rtc_send "$how$fam" 5
+		rtc_wait_count "$fam" 2 5003 $((base2 + 5))
+	done
+	nfg_assert_eq 2 "$(rtc_stat entries)" "entries over link 2"
+	if [ "$how" = netns ]; then
+		ip netns add rtc-away || nfg_fail "netns rtc-away"
+		nfg_router ip link set eth2 netns rtc-away || nfg_fail "move eth2 away"
+	else
+		nfg_router ip link del eth2 || nfg_fail "delete eth2"
+	fi
+	learn=$(rtc_stat learn) hit=$(rtc_stat hit)
+	for fam in 4 6; do
+		base1=$(rtc_count "$fam" 1 5003) base2=$(rtc_count "$fam" 2 5003)
+		rtc_send "$how$fam" 10
+		nfg_wait_until 30 rtc_count_is "$fam" 1 5003 $((base1 + 10)) ||
+			nfg_fail "ipv$fam after eth2 went ($how): link 1 got $(($(rtc_count "$fam" 1 5003) - base1)) of 10, link 2 $(($(rtc_count "$fam" 2 5003) - base2))"
+	done
+	nfg_log "learn +$(d learn "$learn") hit +$(d hit "$hit") entries $(rtc_stat entries)"
+	nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F FORWARD
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F FORWARD
+	if [ "$how" = netns ]; then
+		ip -n rtc-away link set eth2 netns "$NFG_NS_R" || nfg_fail "move eth2 back"
+		ip netns del rtc-away
+	else
+		ip link add eth2 netns "$NFG_NS_R" type veth peer name eth1 netns "$NFG_NS_S" ||
+			nfg_fail "link 2 again"
+	fi
+	rtc_link2_up
+	for fam in 4 6; do
+		nfg_router ip -"$fam" route flush "$(rtc_svc "$fam")"
+		rtc_route "$fam" 1
+	done
+	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rules went: $(rtc_live)"
+}
+netns() { gone netns; }
+delete() { gone delete; }
+
 failed=""
 # vrf last: enslaving the router's links drops their routes and IPv6 addresses.
-for part in marks loopback cookie vrf; do
+for part in marks loopback cookie netns delete vrf; do
 	( "$part" ) || failed+=" $part"
 done
 [ -z "$failed" ] || nfg_fail "failed parts:$failed"
