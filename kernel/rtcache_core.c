@@ -67,9 +67,14 @@
  * event registration is exclusive), so entries die in three ways: on use
  * (id mismatch), in a periodic bounded GC that asks conntrack whether the
  * (tuple, zone) still resolves to the same (pointer, id), and in bulk on
- * netdev DOWN/UNREGISTER (the interface's entries), flush, rule removal of
- * the netns's last RTCACHE rule, netns exit and module exit. Every entry
- * is freed after an RCU grace period and only then drops its dst
+ * flush, rule removal of the netns's last RTCACHE rule, netns exit and
+ * module exit. A netdev event (an interface down, away or without
+ * carrier) invalidates the whole netns at once: it bumps the netns's
+ * generation, an entry learnt in an older one (noted before its lookup,
+ * like the IPv6 serial) is never served, and a work item drops such
+ * entries later. Bulk drops walk the table in read sections of at most
+ * NFG_RTC_WALK_BATCH entries (nfg_rtc_walk()), never under RTNL. Every
+ * entry is freed after an RCU grace period and only then drops its dst
  * reference, so an skb given the route without a reference (noref) in a
  * read-side section is safe.
  *
@@ -260,4 +265,33 @@ bool nfg_rtc_cookie_fresh(u32 cookie, u32 noted)
 	else
 		ahead = NFG_RTC_SERIAL_MAX - (noted - cookie);
 	return ahead == 0 || ahead > NFG_RTC_SERIAL_MAX / 2;
+}
+
+/*
+ * Walk a whole table through @ops, at most @batch (at least 1) entries per
+ * read section, pausing between sections. Returns the entries visited.
+ */
+unsigned long nfg_rtc_walk(const struct nfg_rtc_walk_ops *ops, void *arg,
+			   unsigned int batch)
+{
+	unsigned long visited = 0;
+	unsigned int i;
+	void *e;
+
+	batch = max(batch, 1U);
+	for (;;) {
+		e = NULL;
+		ops->start(arg);
+		for (i = 0; i < batch; i++) {
+			e = ops->next(arg);
+			if (!e)
+				break;
+			ops->visit(e, arg);
+		}
+		ops->stop(arg);
+		visited += i;
+		if (!e)
+			return visited;
+		ops->pause(arg);
+	}
 }

@@ -25,6 +25,13 @@
 #    another netns (netns) or deleted (delete). Routes of a device that is
 #    unregistered end on blackhole_netdev: the next packets must take link
 #    1, none may be served the old route (and be blackholed).
+#  - devgen: any interface of the netns going down, away or losing its
+#    carrier invalidates every cached route of the netns. Here a dummy that
+#    no flow uses, without IPv6 (no address whose removal would bump the
+#    fib6 serials), loses its carrier, which leaves IPv6 routes valid for
+#    dst_check() (IPv4 flushes its route cache): both entries go (freed by
+#    a work item, waited for), the flows are learnt again and served; the
+#    module's route references follow.
 # Each part runs in a subshell and every failing part is reported.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -32,7 +39,7 @@
 . "$NFG_TOP/tests/rtcache/lib.sh"
 nfg_need nft iptables-legacy ip6tables-legacy python3
 nfg_load_modules xt_RTCACHE
-rtc_topo_up 5000 5001 5002 5003
+rtc_topo_up 5000 5001 5002 5003 5004
 
 # d NAME BASE: how much the counter NAME grew since BASE.
 d() { echo $(($(rtc_stat "$1") - $2)); }
@@ -212,12 +219,46 @@ gone() {
 	done
 	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rules went: $(rtc_live)"
 }
+devgen() {
+	local fam learn hit inval
+	nfg_log "== an unrelated interface goes: the netns's cache is invalidated"
+	modprobe dummy || nfg_fail "modprobe dummy"
+	for fam in 4 6; do
+		nfg_ipt "$NFG_NS_R" legacy "$fam" -t mangle -A FORWARD -p udp --dport 5004 -j RTCACHE ||
+			nfg_fail "RTCACHE rule (ipv$fam)"
+		rtc_sender_start "g$fam" "$fam" 5004
+		rtc_send "g$fam" 3
+		rtc_wait_count "$fam" 1 5004 3
+	done
+	nfg_assert_eq 2 "$(rtc_stat entries)" "entries of the two flows"
+	nfg_router ip link add rtcdummy type dummy || nfg_fail "dummy device"
+	nfg_router sysctl -qw net.ipv6.conf.rtcdummy.disable_ipv6=1 || nfg_fail "no IPv6 on the dummy"
+	nfg_router ip link set rtcdummy up || nfg_fail "dummy up"
+	nfg_assert_eq 2 "$(rtc_stat entries)" "entries after an interface came up"
+	learn=$(rtc_stat learn) hit=$(rtc_stat hit) inval=$(rtc_stat invalid)
+	nfg_router ip link set rtcdummy carrier off || nfg_fail "dummy carrier off"
+	nfg_wait_until 30 rtc_stat_is entries 0 || nfg_fail "entries after the dummy lost its carrier: $(rtc_stat entries)"
+	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the dummy lost its carrier: $(rtc_live)"
+	for fam in 4 6; do
+		rtc_send "g$fam" 5
+		rtc_wait_count "$fam" 1 5004 8
+	done
+	nfg_log "learn +$(d learn "$learn") hit +$(d hit "$hit") invalid +$(d invalid "$inval")"
+	nfg_assert_eq 2 "$(d learn "$learn")" "flows learnt again"
+	nfg_assert_eq 8 "$(d hit "$hit")" "hits after the flows were learnt again"
+	nfg_assert_eq 2 "$(rtc_stat entries)" "entries again"
+	nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F FORWARD
+	nfg_ipt "$NFG_NS_R" legacy 6 -t mangle -F FORWARD
+	nfg_router ip link del rtcdummy || nfg_fail "delete the dummy"
+	nfg_wait_until 30 rtc_live_is 0 || nfg_fail "route references after the rules went: $(rtc_live)"
+	rmmod dummy 2>/dev/null || :
+}
 netns() { gone netns; }
 delete() { gone delete; }
 
 failed=""
 # vrf last: enslaving the router's links drops their routes and IPv6 addresses.
-for part in marks loopback cookie netns delete vrf; do
+for part in marks loopback cookie netns delete devgen vrf; do
 	( "$part" ) || failed+=" $part"
 done
 [ -z "$failed" ] || nfg_fail "failed parts:$failed"
