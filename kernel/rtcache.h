@@ -29,6 +29,7 @@ struct nfg_rtc_entry {
 	struct nf_conntrack_tuple tuple;	/* original tuple, for the GC lookup */
 	struct nf_conntrack_zone zone;
 	u8			dir;		/* IP_CT_DIR_ORIGINAL / _REPLY */
+	u32			dev_gen;	/* nfg_rtc_net.dev_gen before the lookup */
 	unsigned long		learnt;		/* jiffies */
 	unsigned long		last_used;	/* jiffies of the last hit (racy, a hint) */
 	bool			served;		/* had a hit (written once, racy) */
@@ -49,6 +50,17 @@ struct nfg_rtc_net {
 	struct delayed_work	gc;
 	/* Only the GC work uses it (one instance at a time). */
 	struct rhashtable_iter	gc_iter;
+	/*
+	 * Netdev generation: bumped by the netdev notifier (under RTNL) on
+	 * an interface's down/unregister/carrier loss; read without a lock.
+	 * An entry learnt in an older generation is never served.
+	 */
+	u32			dev_gen;
+	/*
+	 * Drops the entries of older generations: the notifier only queues
+	 * it, so that no table walk runs under RTNL (nfg_rtc_netdev_event()).
+	 */
+	struct work_struct	purge;
 	/* Packets seen per direction before learning: racy hints, no lock. */
 	u64			door[NFG_RTC_DOOR_SLOTS];
 };

@@ -51,13 +51,30 @@
  * flowtable-offloaded conntrack are never learnt nor served
  * (enum nfg_rtc_skip).
  *
+ * Learning what was looked up. The IPv6 cookie that dst_check() compares
+ * is the serial number of the route's fib6 node, and the target can only
+ * read it when it learns, after the lookup: a route added in between (a
+ * more specific prefix updates the serial numbers of every node up to the
+ * root, the learnt route's included) would leave the learnt route stale
+ * under a cookie that looks fresh, forever. A packet held in NFQUEUE
+ * between routing and the target makes "in between" as long as anyone
+ * likes. So the hook notes the netns's serial counter before the lookup,
+ * and the target learns only if the route's cookie is not newer than that
+ * (nfg_rtc_cookie_fresh()); otherwise a later packet learns. IPv4 needs
+ * nothing of the kind: a route carries the generation it was made in.
+ *
  * Lifetime. Modules get no conntrack destroy notification (ctnetlink's
  * event registration is exclusive), so entries die in three ways: on use
  * (id mismatch), in a periodic bounded GC that asks conntrack whether the
  * (tuple, zone) still resolves to the same (pointer, id), and in bulk on
- * netdev DOWN/UNREGISTER (the interface's entries), flush, rule removal of
- * the netns's last RTCACHE rule, netns exit and module exit. Every entry
- * is freed after an RCU grace period and only then drops its dst
+ * flush, rule removal of the netns's last RTCACHE rule, netns exit and
+ * module exit. A netdev event (an interface down, away or without
+ * carrier) invalidates the whole netns at once: it bumps the netns's
+ * generation, an entry learnt in an older one (noted before its lookup,
+ * like the IPv6 serial) is never served, and a work item drops such
+ * entries later. Bulk drops walk the table in read sections of at most
+ * NFG_RTC_WALK_BATCH entries (nfg_rtc_walk()), never under RTNL. Every
+ * entry is freed after an RCU grace period and only then drops its dst
  * reference, so an skb given the route without a reference (noref) in a
  * read-side section is safe.
  *
@@ -225,4 +242,56 @@ void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
 	sum->learn += one->learn;
 	sum->invalid += one->invalid;
 	sum->evict += one->evict;
+}
+
+/*
+ * May a route whose IPv6 cookie is @cookie be learnt for a packet whose
+ * lookup came after the netns's serial counter read @noted? Only if the
+ * route's fib6 node has not changed since (cookie not newer than @noted):
+ * serial numbers are 1..NFG_RTC_SERIAL_MAX and wrap to 1, so "newer" is
+ * up to half the circle ahead. 0 is no serial (a route unlinked from the
+ * FIB, or nothing noted): never fresh.
+ */
+bool nfg_rtc_cookie_fresh(u32 cookie, u32 noted)
+{
+	u32 ahead;
+
+	if (!cookie || !noted || cookie > NFG_RTC_SERIAL_MAX ||
+	    noted > NFG_RTC_SERIAL_MAX)
+		return false;
+	/* How far @cookie is ahead of @noted on the circle 1..MAX. */
+	if (cookie >= noted)
+		ahead = cookie - noted;
+	else
+		ahead = NFG_RTC_SERIAL_MAX - (noted - cookie);
+	return ahead == 0 || ahead > NFG_RTC_SERIAL_MAX / 2;
+}
+
+/*
+ * Walk a whole table through @ops, at most @batch (at least 1) entries per
+ * read section, pausing between sections. Returns the entries visited.
+ */
+unsigned long nfg_rtc_walk(const struct nfg_rtc_walk_ops *ops, void *arg,
+			   unsigned int batch)
+{
+	unsigned long visited = 0;
+	unsigned int i;
+	void *e;
+
+	batch = max(batch, 1U);
+	for (;;) {
+		e = NULL;
+		ops->start(arg);
+		for (i = 0; i < batch; i++) {
+			e = ops->next(arg);
+			if (!e)
+				break;
+			ops->visit(e, arg);
+		}
+		ops->stop(arg);
+		visited += i;
+		if (!e)
+			return visited;
+		ops->pause(arg);
+	}
 }

@@ -75,6 +75,7 @@ enum nfg_rtc_verdict {
 	NFG_RTC_HIT,		/* same conntrack, same keys: use the route if dst_check passes */
 	NFG_RTC_STALE_CT,	/* the conntrack slot was reused by another connection */
 	NFG_RTC_STALE_KEYS,	/* input interface, mark, DSCP or address changed */
+	NFG_RTC_STALE_DEV,	/* learnt before a netdev event in its netns */
 };
 
 /* The part of an entry the validation reads: immutable once published. */
@@ -91,6 +92,33 @@ struct nfg_rtc_stats {
 	u64	learn;		/* route remembered by the target */
 	u64	invalid;	/* entry found but stale (route, conntrack or keys): dropped */
 	u64	evict;		/* not learnt or dropped because the table was full */
+};
+
+/*
+ * IPv6 serial numbers (the netns's fib6_sernum, a fib6 node's fn_sernum,
+ * hence route cookies) count 1..NFG_RTC_SERIAL_MAX and wrap to 1.
+ */
+#define NFG_RTC_SERIAL_MAX		0x7fffffffU
+
+/*
+ * Entries a table walk handles per read section (nfg_rtc_walk()): a walk
+ * of the largest table (16M entries) never holds RCU, or keeps a CPU from
+ * rescheduling, for more than this many.
+ */
+#define NFG_RTC_WALK_BATCH		1024U
+
+/*
+ * A table walk in bounded read sections, for nfg_rtc_walk(). @start
+ * enters a read section and @stop leaves it, keeping the position; @next
+ * returns the next entry or NULL at the end; @visit handles one entry
+ * inside the section; @pause runs between sections (it may sleep).
+ */
+struct nfg_rtc_walk_ops {
+	void	(*start)(void *arg);
+	void	*(*next)(void *arg);
+	void	(*visit)(void *entry, void *arg);
+	void	(*stop)(void *arg);
+	void	(*pause)(void *arg);
 };
 
 unsigned long nfg_rtc_hkey(const void *ct, unsigned int dir);
@@ -111,5 +139,8 @@ bool nfg_rtc_door_pass(u64 *slot, u64 hash, u32 known,
 void nfg_rtc_door_strike(u64 *slot, u64 hash, bool served);
 void nfg_rtc_stats_add(struct nfg_rtc_stats *sum,
 		       const struct nfg_rtc_stats *one);
+bool nfg_rtc_cookie_fresh(u32 cookie, u32 noted);
+unsigned long nfg_rtc_walk(const struct nfg_rtc_walk_ops *ops, void *arg,
+			   unsigned int batch);
 
 #endif /* _NFG_RTCACHE_CORE_H */

@@ -14,6 +14,7 @@
 #include "nfg_compat.h"
 
 #include <linux/kernel.h>
+#include <linux/hash.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
@@ -24,6 +25,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
 #include <linux/netfilter/x_tables.h>
+#include <linux/percpu.h>
 #include <linux/proc_fs.h>
 #include <linux/rhashtable.h>
 #include <linux/seq_file.h>
@@ -120,34 +122,89 @@ static u8 nfg_rtc_entry_family(const struct nfg_rtc_entry *e)
 	return e->l.keys.family;
 }
 
+/* A purge in progress: nfg_rtc_walk() drives it through nfg_rtc_purge_ops. */
+struct nfg_rtc_purge_ctx {
+	struct nfg_rtc_net	*rn;
+	struct rhashtable_iter	iter;
+	bool			(*pred)(const struct nfg_rtc_entry *e,
+					const void *arg);
+	const void		*arg;
+	unsigned int		dropped;
+};
+
+static void nfg_rtc_purge_start(void *arg)
+	__acquires(RCU)
+{
+	struct nfg_rtc_purge_ctx *c = arg;
+
+	rhashtable_walk_start(&c->iter);
+}
+
+static void *nfg_rtc_purge_next(void *arg)
+{
+	struct nfg_rtc_purge_ctx *c = arg;
+	struct nfg_rtc_entry *e;
+
+	/* -EAGAIN: the table was resized, the walk goes on in the new one. */
+	do {
+		e = rhashtable_walk_next(&c->iter);
+	} while (IS_ERR(e) && PTR_ERR(e) == -EAGAIN);
+	return IS_ERR(e) ? NULL : e;
+}
+
+static void nfg_rtc_purge_visit(void *entry, void *arg)
+{
+	struct nfg_rtc_purge_ctx *c = arg;
+	struct nfg_rtc_entry *e = entry;
+
+	if ((!c->pred || c->pred(e, c->arg)) && nfg_rtc_entry_drop(c->rn, e))
+		c->dropped++;
+}
+
+static void nfg_rtc_purge_stop(void *arg)
+	__releases(RCU)
+{
+	struct nfg_rtc_purge_ctx *c = arg;
+
+	rhashtable_walk_stop(&c->iter);
+}
+
+static void nfg_rtc_purge_pause(void *arg)
+{
+	cond_resched();
+}
+
+static const struct nfg_rtc_walk_ops nfg_rtc_purge_ops = {
+	.start	= nfg_rtc_purge_start,
+	.next	= nfg_rtc_purge_next,
+	.visit	= nfg_rtc_purge_visit,
+	.stop	= nfg_rtc_purge_stop,
+	.pause	= nfg_rtc_purge_pause,
+};
+
 /*
  * Drop every entry for which @pred says so (NULL: all). Any context that
- * may sleep; concurrent walkers and packet paths are fine (removal is
- * decided by rhashtable_remove_fast()).
+ * may sleep: the walk holds RCU for at most NFG_RTC_WALK_BATCH entries at
+ * a time and reschedules between (a table may hold 16M entries).
+ * Concurrent walkers and packet paths are fine (removal is decided by
+ * rhashtable_remove_fast()).
  */
 static unsigned int nfg_rtc_purge(struct nfg_rtc_net *rn,
 				  bool (*pred)(const struct nfg_rtc_entry *e,
 					       const void *arg),
 				  const void *arg)
 {
-	struct rhashtable_iter iter;
-	struct nfg_rtc_entry *e;
-	unsigned int n = 0;
+	struct nfg_rtc_purge_ctx c = {
+		.rn	= rn,
+		.pred	= pred,
+		.arg	= arg,
+	};
 
-	rhashtable_walk_enter(&rn->table, &iter);
-	rhashtable_walk_start(&iter);
-	while ((e = rhashtable_walk_next(&iter))) {
-		if (IS_ERR(e)) {
-			if (PTR_ERR(e) == -EAGAIN)
-				continue;
-			break;
-		}
-		if ((!pred || pred(e, arg)) && nfg_rtc_entry_drop(rn, e))
-			n++;
-	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
-	return n;
+	might_sleep();
+	rhashtable_walk_enter(&rn->table, &c.iter);
+	nfg_rtc_walk(&nfg_rtc_purge_ops, &c, NFG_RTC_WALK_BATCH);
+	rhashtable_walk_exit(&c.iter);
+	return c.dropped;
 }
 
 static bool nfg_rtc_is_family(const struct nfg_rtc_entry *e, const void *arg)
@@ -170,6 +227,21 @@ void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum)
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu)
 		nfg_rtc_stats_add(sum, per_cpu_ptr(rn->stats, cpu));
+}
+
+/*
+ * The entry's route if it may still be used. A device that is unregistered
+ * (deleted, or moved to another netns) hands the routes still pointing at
+ * it to blackhole_netdev (dst_dev_put(), rt_flush_dev(),
+ * rt6_uncached_list_flush_dev()), which drops every packet: such a route
+ * is stale whatever dst_check() says.
+ */
+static struct dst_entry *nfg_rtc_entry_dst(const struct nfg_rtc_entry *e)
+{
+	/* Written under readers (WRITE_ONCE() on newer kernels). */
+	if (READ_ONCE(e->dst->dev) == blackhole_netdev)
+		return NULL;
+	return dst_check(e->dst, e->l.cookie);
 }
 
 /* ---- what is never cached ----------------------------------------------- */
@@ -307,6 +379,88 @@ static void nfg_rtc_door_churn(struct nfg_rtc_net *rn,
 	WRITE_ONCE(*p, slot);
 }
 
+/* ---- lookup-time notes ------------------------------------------------- */
+
+/*
+ * What the PREROUTING hook noted about a packet it let go to the FIB
+ * lookup: the netns's netdev generation before that lookup, which the
+ * entry keeps (an event after the lookup must invalidate it), and for
+ * IPv6 the serial counter, which the target compares with the cookie of
+ * the route it learns (see "Learning what was looked up" in
+ * rtcache_core.c). The skb has no room of its own for it, so
+ * it is kept per CPU, in a few slots picked by the skb's address: the
+ * hook, the lookup and the target of a packet run on one CPU with BH
+ * disabled, and the list receive path runs the hook for a whole batch
+ * before routing it (hence several slots). A packet that was queued in
+ * between, or whose slot another packet took, finds no note of its own and
+ * is not learnt: a later packet of its flow is. The pointers are compared,
+ * never dereferenced; a slot left by a freed skb at the same address holds
+ * an older serial, which can only refuse. No lock: a slot is read or
+ * written with preemption disabled (hooks after an NFQUEUE verdict, and
+ * nft_compat targets, may run in process context), and a packet path that
+ * interrupts another on the CPU can only overwrite a slot, which refuses.
+ */
+#define NFG_RTC_NOTE_BITS	4
+
+struct nfg_rtc_note {
+	const struct sk_buff	*skb;
+	const struct net	*net;
+	u32			serial;		/* IPv6 only */
+	u32			dev_gen;	/* nfg_rtc_net.dev_gen */
+};
+
+struct nfg_rtc_notes {
+	struct nfg_rtc_note	slot[1 << NFG_RTC_NOTE_BITS];
+};
+
+static DEFINE_PER_CPU(struct nfg_rtc_notes, nfg_rtc_notes);
+
+static unsigned int nfg_rtc_note_idx(const struct sk_buff *skb)
+{
+	return hash_ptr(skb, NFG_RTC_NOTE_BITS);
+}
+
+/* The hook lets @skb go to the FIB lookup: note what it is based on. */
+static void nfg_rtc_note(struct nfg_rtc_net *rn, const struct sk_buff *skb,
+			 const struct nf_hook_state *state)
+{
+	struct nfg_rtc_note *n;
+	u32 serial = 0, gen;
+
+	gen = READ_ONCE(rn->dev_gen);
+	if (state->pf == NFPROTO_IPV6)
+		serial = rt_genid_ipv6(state->net);
+	/*
+	 * A FIB change links the route, then takes a new serial (a full
+	 * barrier), then writes it to the nodes; a netdev event changes the
+	 * FIB before it bumps the generation (nfg_rtc_netdev_event()): what
+	 * is read here and includes a change must not be followed by a
+	 * lookup that misses it.
+	 */
+	smp_rmb();
+	n = &get_cpu_ptr(&nfg_rtc_notes)->slot[nfg_rtc_note_idx(skb)];
+	n->skb = skb;
+	n->net = state->net;
+	n->serial = serial;
+	n->dev_gen = gen;
+	put_cpu_ptr(&nfg_rtc_notes);
+}
+
+/* The hook's note for @skb in @net, if this CPU still has it. */
+static bool nfg_rtc_noted(const struct sk_buff *skb, const struct net *net,
+			  struct nfg_rtc_note *note)
+{
+	const struct nfg_rtc_note *n;
+	bool mine;
+
+	n = &get_cpu_ptr(&nfg_rtc_notes)->slot[nfg_rtc_note_idx(skb)];
+	mine = n->skb == skb && n->net == net;
+	if (mine)
+		*note = *n;
+	put_cpu_ptr(&nfg_rtc_notes);
+	return mine;
+}
+
 /* ---- PREROUTING: hand out the cached route ------------------------------ */
 
 static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
@@ -325,9 +479,14 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	if (skb_dst(skb) || nfg_rtc_skip_dev(state->in))
 		return NF_ACCEPT;
 	ct = nf_ct_get(skb, &ctinfo);
-	/* A new connection's first packet: nothing can be cached for it. */
-	if (ct && !nf_ct_is_confirmed(ct))
+	/*
+	 * A new connection's first packet: nothing can be cached for it, but
+	 * with learn_after 1 the target learns its route.
+	 */
+	if (ct && !nf_ct_is_confirmed(ct)) {
+		nfg_rtc_note(rn, skb, state);
 		return NF_ACCEPT;
+	}
 	if (nfg_rtc_skip_skb(skb, ct))
 		return NF_ACCEPT;
 	if (!nfg_rtc_pkt_keys(skb, state->pf, state->in, &k))
@@ -336,12 +495,17 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	key = nfg_rtc_hkey(ct, CTINFO2DIR(ctinfo));
 	e = rhashtable_lookup(&rn->table, &key, nfg_rtc_params);
 	if (!e) {
+		nfg_rtc_note(rn, skb, state);
 		this_cpu_inc(rn->stats->miss);
 		return NF_ACCEPT;
 	}
-	verdict = nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k);
+	/* Learnt before a netdev event in this netns: never served. */
+	if (e->dev_gen != READ_ONCE(rn->dev_gen))
+		verdict = NFG_RTC_STALE_DEV;
+	else
+		verdict = nfg_rtc_validate(&e->l, nf_ct_get_id(ct), &k);
 	if (verdict == NFG_RTC_HIT) {
-		dst = dst_check(e->dst, e->l.cookie);
+		dst = nfg_rtc_entry_dst(e);
 		if (dst) {
 			unsigned long now = jiffies;
 
@@ -373,6 +537,7 @@ static unsigned int nfg_rtc_hook(void *priv, struct sk_buff *skb,
 	 */
 	if (nfg_rtc_entry_drop(rn, e) && verdict == NFG_RTC_STALE_KEYS)
 		nfg_rtc_door_churn(rn, e);
+	nfg_rtc_note(rn, skb, state);
 	this_cpu_inc(rn->stats->invalid);
 	return NF_ACCEPT;
 }
@@ -415,10 +580,12 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	u8 family = xt_family(par);
 	struct nfg_rtc_entry *e, *old;
 	enum ip_conntrack_info ctinfo;
+	struct nfg_rtc_note note;
 	struct dst_entry *dst;
 	struct nfg_rtc_keys k;
 	struct nf_conn *ct;
 	unsigned long key;
+	u32 cookie = 0;
 	unsigned int n;
 
 	ct = nf_ct_get(skb, &ctinfo);
@@ -453,6 +620,17 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 		this_cpu_inc(rn->stats->evict);
 		return XT_CONTINUE;
 	}
+	/*
+	 * Only with the hook's note of this packet's lookup, and for IPv6
+	 * only if the route did not change after it.
+	 */
+	if (!nfg_rtc_noted(skb, xt_net(par), &note))
+		return XT_CONTINUE;
+	if (family == NFPROTO_IPV6) {
+		cookie = rt6_get_cookie(container_of(dst, struct rt6_info, dst));
+		if (!nfg_rtc_cookie_fresh(cookie, note.serial))
+			return XT_CONTINUE;
+	}
 
 	e = kmalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e)
@@ -466,8 +644,8 @@ static unsigned int nfg_rtc_tg(struct sk_buff *skb,
 	e->dst = dst;
 	e->l.keys = k;
 	e->l.ct_id = nf_ct_get_id(ct);
-	e->l.cookie = family == NFPROTO_IPV6 ?
-		      rt6_get_cookie(container_of(dst, struct rt6_info, dst)) : 0;
+	e->l.cookie = cookie;
+	e->dev_gen = note.dev_gen;
 	e->tuple = ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
 	e->zone = *nf_ct_zone(ct);
 	e->dir = CTINFO2DIR(ctinfo);
@@ -659,8 +837,11 @@ static void nfg_rtc_gc_work(struct work_struct *work)
 				this_cpu_inc(rn->stats->evict);
 			continue;
 		}
-		if (time_after(jiffies, e->learnt + NFG_RTC_GC_MIN_AGE) &&
-		    !nfg_rtc_ct_alive(rn->net, e))
+		/* Left behind by a netdev purge that had walked past. */
+		if (e->dev_gen != READ_ONCE(rn->dev_gen))
+			drop = true;
+		else if (time_after(jiffies, e->learnt + NFG_RTC_GC_MIN_AGE) &&
+			 !nfg_rtc_ct_alive(rn->net, e))
 			drop = true;
 		if (drop)
 			nfg_rtc_entry_drop(rn, e);
@@ -676,28 +857,39 @@ resched:
 	mutex_unlock(&rn->lock);
 }
 
-/* ---- netdev events: an interface's routes go with it ------------------- */
+/* ---- netdev events: invalidate the netns's routes ---------------------- */
 
 /*
- * An interface going down or away, or losing its carrier: drop the
- * entries that came in on it or leave by it, and every entry whose route
- * the change made stale. The FIB's own handlers of the event may run first
- * and point the route at blackhole_netdev (uncached routes), so the device
- * alone does not find them all; they also invalidate what they change
- * (IPv4 generation, IPv6 serial number), which dst_check() sees.
+ * An interface going down or away (deleted, moved to another netns), or
+ * losing its carrier, invalidates every entry of its netns: which entries
+ * it made stale is not cheap to tell (the FIB's own handlers may already
+ * have pointed routes at blackhole_netdev, an entry's input device is only
+ * an ifindex), and walking a table of up to 16M entries under RTNL would
+ * stall every other netdev operation. So the notifier bumps the netns's
+ * @dev_gen, which the hook compares with the generation an entry was
+ * learnt in (a lookup-time note, as the IPv6 serial), and queues @purge,
+ * which drops the entries of older generations in bounded read sections,
+ * outside RTNL; the GC drops any it walked past.
  */
-static bool nfg_rtc_uses_dev(const struct nfg_rtc_entry *e, const void *arg)
+static bool nfg_rtc_old_gen(const struct nfg_rtc_entry *e, const void *arg)
 {
-	const struct net_device *dev = arg;
+	const struct nfg_rtc_net *rn = arg;
 
-	return e->l.keys.iif == dev->ifindex || e->dst->dev == dev ||
-	       !dst_check(e->dst, e->l.cookie);
+	return e->dev_gen != READ_ONCE(rn->dev_gen);
+}
+
+static void nfg_rtc_purge_work(struct work_struct *work)
+{
+	struct nfg_rtc_net *rn = container_of(work, struct nfg_rtc_net, purge);
+
+	nfg_rtc_purge(rn, nfg_rtc_old_gen, rn);
 }
 
 static int nfg_rtc_netdev_event(struct notifier_block *nb,
 				unsigned long event, void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct nfg_rtc_net *rn;
 
 	switch (event) {
 	case NETDEV_CHANGE:
@@ -705,16 +897,26 @@ static int nfg_rtc_netdev_event(struct notifier_block *nb,
 		 * Carrier loss. IPv6 marks the device's routes linkdown
 		 * without changing the fib6 serial number, so dst_check()
 		 * still passes an entry that a lookup would now avoid
-		 * (ignore_routes_with_linkdown): drop it here. (IPv4 flushes
-		 * its route cache on this event, dst_check() fails anyway.)
+		 * (ignore_routes_with_linkdown): invalidate it here. (IPv4
+		 * flushes its route cache on this event, dst_check() fails
+		 * anyway.)
 		 */
 		if (netif_carrier_ok(dev))
 			break;
 		fallthrough;
 	case NETDEV_DOWN:
 	case NETDEV_UNREGISTER:
-		nfg_rtc_purge(nfg_rtc_pernet(dev_net(dev)), nfg_rtc_uses_dev,
-			      dev);
+		rn = nfg_rtc_pernet(dev_net(dev));
+		/*
+		 * Under RTNL, which serialises the bumps. The FIB's handlers
+		 * of the event ran first (notifiers registered earlier): a
+		 * hook that reads the new generation must also see their
+		 * changes (pairs with the smp_rmb() in nfg_rtc_note()).
+		 */
+		smp_wmb();
+		WRITE_ONCE(rn->dev_gen, rn->dev_gen + 1);
+		if (atomic_read(&rn->table.nelems))
+			queue_work(system_unbound_wq, &rn->purge);
 		break;
 	}
 	return NOTIFY_DONE;
@@ -759,6 +961,7 @@ static int __net_init nfg_rtc_net_init(struct net *net)
 	rn->net = net;
 	mutex_init(&rn->lock);
 	INIT_DELAYED_WORK(&rn->gc, nfg_rtc_gc_work);
+	INIT_WORK(&rn->purge, nfg_rtc_purge_work);
 	for (i = 0; i < 2; i++) {
 		rn->ops[i].hook = nfg_rtc_hook;
 		rn->ops[i].priv = rn;
@@ -808,6 +1011,12 @@ static void __net_exit nfg_rtc_net_exit(struct net *net)
 	}
 	mutex_unlock(&rn->lock);
 	cancel_delayed_work_sync(&rn->gc);
+	/*
+	 * No event can queue the purge again: a dismantled netns's devices
+	 * are gone (device exits run before ours), and module exit
+	 * unregistered the notifier first.
+	 */
+	cancel_work_sync(&rn->purge);
 	/*
 	 * Rules still referencing the target are destroyed later (their
 	 * tables' netns exit); they find @dead set and learn nothing more.

@@ -25,17 +25,12 @@ rtc_topo_up() {
 	nfg_topo_up
 	ip link add eth2 netns "$NFG_NS_R" type veth peer name eth1 netns "$NFG_NS_S" ||
 		nfg_fail "topology: second link"
-	ip -n "$NFG_NS_R" -batch - <<-EOF || nfg_fail "topology: router link 2"
-		addr add 10.0.3.1/24 dev eth2
-		addr add fd00:3::1/64 dev eth2 nodad
-		link set eth2 up
+	rtc_link2_up
+	ip -n "$NFG_NS_R" -batch - <<-EOF || nfg_fail "topology: router routes"
 		route add $RTC_SVC4/32 via ${RTC_NH4[1]}
 		route add $RTC_SVC6/128 via ${RTC_NH6[1]}
 	EOF
-	ip -n "$NFG_NS_S" -batch - <<-EOF || nfg_fail "topology: server link 2"
-		addr add 10.0.3.2/24 dev eth1
-		addr add fd00:3::2/64 dev eth1 nodad
-		link set eth1 up
+	ip -n "$NFG_NS_S" -batch - <<-EOF || nfg_fail "topology: server addresses"
 		addr add $RTC_SVC4/32 dev lo
 		addr add $RTC_SVC6/128 dev lo
 	EOF
@@ -47,6 +42,21 @@ rtc_topo_up() {
 		nfg_ipt "$NFG_NS_S" legacy 6 -A INPUT -i eth0 -p udp --dport "$p" -m comment --comment "via1_$p" -j DROP
 		nfg_ipt "$NFG_NS_S" legacy 6 -A INPUT -i eth1 -p udp --dport "$p" -m comment --comment "via2_$p" -j DROP
 	done
+}
+
+# rtc_link2_up: addresses on both ends of link 2 (router eth2, server eth1),
+# both up; for a link made again (deleted, or moved away and back).
+rtc_link2_up() {
+	ip -n "$NFG_NS_R" -batch - <<-EOF || nfg_fail "topology: router link 2"
+		addr add 10.0.3.1/24 dev eth2
+		addr add fd00:3::1/64 dev eth2 nodad
+		link set eth2 up
+	EOF
+	ip -n "$NFG_NS_S" -batch - <<-EOF || nfg_fail "topology: server link 2"
+		addr replace 10.0.3.2/24 dev eth1
+		addr replace fd00:3::2/64 dev eth1 nodad
+		link set eth1 up
+	EOF
 }
 
 # rtc_svc FAM / rtc_nh FAM LINK: service address / next hop over LINK (1|2).

@@ -4,8 +4,10 @@
  * userspace against tests/unit/shim with ASan and UBSan: hash keys per
  * (conntrack, direction), entry validation (conntrack id, every key
  * field), the table bound, GC eviction under pressure with a wrapping
- * clock, counter sums, and the door that delays learning to a
- * direction's learn_after-th packet.
+ * clock, counter sums, the door that delays learning to a
+ * direction's learn_after-th packet, the IPv6 cookie check against the
+ * serial noted before a packet's lookup, and the table walk in bounded
+ * read sections.
  */
 #include "rtcache_core.c"
 #include "utest.h"
@@ -347,6 +349,156 @@ static void test_door_hash(void)
 	CHECK(used > NFG_RTC_DOOR_SLOTS / 2);
 }
 
+/*
+ * A route may be learnt only if its IPv6 cookie is not newer than the
+ * serial noted before the packet's lookup, on the circle 1..2^31-1.
+ */
+static void test_cookie_fresh(void)
+{
+	const u32 max = NFG_RTC_SERIAL_MAX;
+
+	/* Unchanged since the note, or older. */
+	CHECK(nfg_rtc_cookie_fresh(7, 7));
+	CHECK(nfg_rtc_cookie_fresh(6, 7));
+	CHECK(nfg_rtc_cookie_fresh(1, 1000000));
+	/* Changed after the note: the lookup may have missed it. */
+	CHECK(!nfg_rtc_cookie_fresh(8, 7));
+	CHECK(!nfg_rtc_cookie_fresh(1000000, 1));
+	/* No serial: a route unlinked from the FIB, or nothing noted. */
+	CHECK(!nfg_rtc_cookie_fresh(0, 7));
+	CHECK(!nfg_rtc_cookie_fresh(7, 0));
+	CHECK(!nfg_rtc_cookie_fresh(0, 0));
+	/* Not serial numbers at all. */
+	CHECK(!nfg_rtc_cookie_fresh(max + 1, 7));
+	CHECK(!nfg_rtc_cookie_fresh(7, max + 1));
+	CHECK(!nfg_rtc_cookie_fresh(0xffffffffU, 0xffffffffU));
+	/* The counter wraps from max to 1. */
+	CHECK(nfg_rtc_cookie_fresh(max, max));
+	CHECK(nfg_rtc_cookie_fresh(max - 1, max));
+	CHECK(!nfg_rtc_cookie_fresh(1, max));
+	CHECK(!nfg_rtc_cookie_fresh(3, max - 1));
+	CHECK(nfg_rtc_cookie_fresh(max, 1));
+	CHECK(nfg_rtc_cookie_fresh(max - 5, 2));
+	/* Newer means up to half the circle ahead. */
+	CHECK(!nfg_rtc_cookie_fresh(1 + max / 2, 1));
+	CHECK(nfg_rtc_cookie_fresh(2 + max / 2, 1));
+}
+
+/* A table of n entries for nfg_rtc_walk(), counting what each hold does. */
+struct walk_model {
+	unsigned long n, pos, visited, holds, pauses;
+	unsigned int in_hold, max_hold;
+	bool held;
+	unsigned char *seen;
+};
+
+static void walk_start(void *arg)
+{
+	struct walk_model *m = arg;
+
+	CHECK(!m->held);
+	m->held = true;
+	m->in_hold = 0;
+	m->holds++;
+}
+
+static void *walk_next(void *arg)
+{
+	struct walk_model *m = arg;
+
+	CHECK(m->held);
+	if (m->pos == m->n)
+		return NULL;
+	return &m->seen[m->pos++];
+}
+
+static void walk_visit(void *entry, void *arg)
+{
+	struct walk_model *m = arg;
+	unsigned char *e = entry;
+
+	CHECK(m->held);
+	(*e)++;
+	m->visited++;
+	if (++m->in_hold > m->max_hold)
+		m->max_hold = m->in_hold;
+}
+
+static void walk_stop(void *arg)
+{
+	struct walk_model *m = arg;
+
+	CHECK(m->held);
+	m->held = false;
+}
+
+static void walk_pause(void *arg)
+{
+	struct walk_model *m = arg;
+
+	/* Between read sections only: this is where the kernel may sleep. */
+	CHECK(!m->held);
+	m->pauses++;
+}
+
+static const struct nfg_rtc_walk_ops walk_ops = {
+	.start	= walk_start,
+	.next	= walk_next,
+	.visit	= walk_visit,
+	.stop	= walk_stop,
+	.pause	= walk_pause,
+};
+
+static void walk_run(unsigned long n, unsigned int batch)
+{
+	struct walk_model m = { .n = n };
+	unsigned long i, once = 0;
+
+	m.seen = calloc(n ? n : 1, 1);
+	CHECK(m.seen != NULL);
+	if (!m.seen)
+		return;
+	CHECK_EQ(nfg_rtc_walk(&walk_ops, &m, batch), n);
+	CHECK(!m.held);
+	CHECK_EQ(m.visited, n);
+	for (i = 0; i < n; i++)
+		once += m.seen[i] == 1;
+	CHECK_EQ(once, n);
+	CHECK(m.max_hold <= (batch ? batch : 1));
+	/* Every hold but the last is a full batch, and a pause follows it. */
+	CHECK_EQ(m.holds, n / (batch ? batch : 1) + 1);
+	CHECK_EQ(m.pauses, m.holds - 1);
+	free(m.seen);
+}
+
+/*
+ * The purge of a 1M-entry table (the netdev notifier's work) never
+ * handles more than NFG_RTC_WALK_BATCH entries in one read section, and
+ * visits every entry once.
+ */
+static void test_walk_batch(void)
+{
+	struct walk_model m = { .n = 1UL << 20 };
+
+	m.seen = calloc(m.n, 1);
+	CHECK(m.seen != NULL);
+	if (!m.seen)
+		return;
+	CHECK_EQ(nfg_rtc_walk(&walk_ops, &m, NFG_RTC_WALK_BATCH), m.n);
+	CHECK(m.max_hold <= NFG_RTC_WALK_BATCH);
+	CHECK_EQ(m.max_hold, NFG_RTC_WALK_BATCH);
+	CHECK(m.holds >= m.n / NFG_RTC_WALK_BATCH);
+	CHECK_EQ(m.visited, m.n);
+	free(m.seen);
+	/* Edges: empty, smaller than a batch, exact multiples, batch 0 and 1. */
+	walk_run(0, NFG_RTC_WALK_BATCH);
+	walk_run(5, NFG_RTC_WALK_BATCH);
+	walk_run(NFG_RTC_WALK_BATCH, NFG_RTC_WALK_BATCH);
+	walk_run(3 * NFG_RTC_WALK_BATCH + 1, NFG_RTC_WALK_BATCH);
+	walk_run(10, 1);
+	walk_run(10, 0);
+}
+
 int main(void)
 {
 	run("keys_no_padding", test_keys_no_padding);
@@ -366,5 +518,7 @@ int main(void)
 	run("door_collision", test_door_collision);
 	run("door_strikes", test_door_strikes);
 	run("door_hash", test_door_hash);
+	run("cookie_fresh", test_cookie_fresh);
+	run("walk_batch", test_walk_batch);
 	return utest_summary();
 }
