@@ -339,9 +339,10 @@ static int nfg_sc_al_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			    nla_put_u8(skb, NFG_SC_A_PREFIX, e->key.prefix) ||
 			    nla_put_u32(skb, NFG_SC_A_TIMEOUT, e->expires - now)) {
 				nlmsg_trim(skb, mark);
-				kfree(batch);
+				/* e points into batch: save the cursor first */
 				cb->args[0] = e->bucket;
 				cb->args[1] = e->idx;
+				kfree(batch);
 				/* one entry's message always fits in an empty skb */
 				return skb->len ? skb->len : -EMSGSIZE;
 			}
