@@ -17,14 +17,14 @@
 # lines (a stage that fails without one counts as one failure). Exit status
 # non-zero on any failure.
 #
-# Environment: NFG_CHECK_BUDGET (seconds, default 1800): the run prints a
+# Environment: NFG_CHECK_BUDGET (seconds, default 2100): the run prints a
 # warning line when it takes longer (it does not fail for it).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 logs=$top/build/check
 mkdir -p "$logs"
-budget=${NFG_CHECK_BUDGET:-1800}
+budget=${NFG_CHECK_BUDGET:-2100}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 declare -a st_name=() st_secs=() st_pass=() st_fail=() st_rc=()
