@@ -283,7 +283,7 @@ part_netexit() {
 # retransmission recreates them), the sweep forgets exactly that half and the key
 # stays (counts right across the sweep's breaks).
 part_gcbatch() {
-	local ns=nfg-kclg n=3000 out pid
+	local ns=nfg-kclg n=3000 out pid c0
 	ip netns add $ns || nfg_fail "gcbatch: netns"
 	nfg_on_exit "ip netns del $ns 2>/dev/null"
 	ip -n $ns link set lo up
@@ -297,15 +297,26 @@ part_gcbatch() {
 	nfg-kcl-race flood $n $ns 10.9.0.2 >"$out" 2>&1 &
 	pid=$!
 	nfg_wait_until 120 grep -q flooding "$out" || nfg_fail "gcbatch: nfg-kcl-race: $(cat "$out")"
-	nfg_assert_eq $n "$(huge 7)" "gcbatch: connections remembered under the one key"
-	# no more SYN retransmissions (they would make new conntracks)
+	# No more SYN retransmissions (they would make new conntracks). As
+	# nf_conncount, a connection whose SYN is still between OUTPUT and
+	# conntrack confirmation when another packet walks the key, two
+	# jiffies after it was counted, is forgotten: on a fast kernel never
+	# (c0 = n), on the debug kernel under emulation a few (2997 seen).
 	kill $pid
 	wait $pid 2>/dev/null
+	c0=$(huge 7)
+	[ "$c0" -le $n ] || nfg_fail "gcbatch: $c0 connections remembered under the one key, more than $n"
+	[ "$c0" -ge $((n - n / 100)) ] ||
+		nfg_fail "gcbatch: $c0 connections remembered under the one key, expected $n"
 	ip netns exec $ns conntrack -D -p tcp --dport 9 >/dev/null 2>&1 || nfg_fail "gcbatch: conntrack -D"
-	nfg_wait_until 60 eval "[ \"\$(huge 7)\" = $((n / 2)) ]" ||
+	# Half were deleted: at most n/2 stay, and at most one per deleted
+	# conntrack went (exactly n/2 when c0 = n).
+	nfg_wait_until 60 eval "[ \"\$(huge 7)\" -le $((n / 2)) ]" ||
 		nfg_fail "gcbatch: $(huge 7) connections remembered after the sweep, expected $((n / 2))"
+	[ "$(huge 7)" -ge $((c0 - n / 2)) ] ||
+		nfg_fail "gcbatch: $(huge 7) connections remembered after the sweep, fewer than $((c0 - n / 2))"
 	nfg_assert_eq 1 "$(huge 6)" "gcbatch: keys"
-	nfg_log "gcbatch: $(huge 7) of $n left after deleting half, evictions $(huge 11)"
+	nfg_log "gcbatch: $c0 of $n remembered, $(huge 7) left after deleting half, evictions $(huge 11)"
 	ip netns del $ns
 }
 
