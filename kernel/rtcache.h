@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nfguard RTCACHE: state shared by the target/hooks (rtcache_tg.c) and the
- * genetlink control plane (rtcache_nl.c).
+ * nfguard RTCACHE: per-netns state shared by the target/hooks (rtcache_tg.c)
+ * and the genetlink control plane (rtcache_nl.c), both of which call down
+ * into rtcache_net.c, which defines it (tests/layering.sh).
  */
 #ifndef _NFG_RTCACHE_H
 #define _NFG_RTCACHE_H
 
 #include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/stddef.h>
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/rhashtable.h>
@@ -65,14 +68,37 @@ struct nfg_rtc_net {
 	u64			door[NFG_RTC_DOOR_SLOTS];
 };
 
-extern const struct rhashtable_params nfg_rtc_params;
+/*
+ * The table's parameters. Every user has its own copy, so that the inline
+ * rhashtable lookups, inserts and removals fold them as constants (the
+ * kernel's own users keep theirs static const in their file).
+ */
+static const struct rhashtable_params nfg_rtc_params __maybe_unused = {
+	.head_offset		= offsetof(struct nfg_rtc_entry, node),
+	.key_offset		= offsetof(struct nfg_rtc_entry, key),
+	.key_len		= sizeof(unsigned long),
+	.automatic_shrinking	= true,
+};
+
+/* rtcache_net.c */
 extern atomic_t nfg_rtc_live_entries;
+extern unsigned int nfg_rtc_net_id;
 
 struct nfg_rtc_net *nfg_rtc_pernet(struct net *net);
-void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum);
-unsigned int nfg_rtc_flush(struct nfg_rtc_net *rn, u8 family);
 unsigned int nfg_rtc_max_entries(void);
+int nfg_rtc_net_state_init(struct nfg_rtc_net *rn);
+void nfg_rtc_net_state_exit(struct nfg_rtc_net *rn);
+void nfg_rtc_entry_free(struct nfg_rtc_entry *e);
+void nfg_rtc_entry_free_rcu(struct rcu_head *head);
+bool nfg_rtc_entry_drop(struct nfg_rtc_net *rn, struct nfg_rtc_entry *e);
+unsigned int nfg_rtc_purge(struct nfg_rtc_net *rn,
+			   bool (*pred)(const struct nfg_rtc_entry *e,
+					const void *arg),
+			   const void *arg);
+unsigned int nfg_rtc_flush(struct nfg_rtc_net *rn, u8 family);
+void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum);
 
+/* rtcache_nl.c */
 int nfg_rtc_nl_init(void);
 void nfg_rtc_nl_exit(void);
 

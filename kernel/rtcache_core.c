@@ -85,7 +85,13 @@
  * not used for idle_min ticks (nfg_rtc_gc_evict()), counted likewise, so
  * long-idle flows make room for new ones.
  *
- * Everything in this file is pure: no locks, no allocation.
+ * Where it lives. Everything in this file is pure: no locks, no
+ * allocation (also compiled by tests/unit). The per-netns state built on
+ * it (the table, the entries' lifetime, bulk drops and flush, the per-CPU
+ * counters and their sums, the bound) is rtcache_net.c, which the
+ * genetlink control plane (rtcache_nl.c) and the target, hooks, GC and
+ * netdev notifier (rtcache_tg.c) share; no file calls one of a higher
+ * layer (tests/layering.sh).
  */
 #include "rtcache_core.h"
 

@@ -227,7 +227,7 @@ static struct genl_family nfg_rtc_genl_family __ro_after_init = {
 	.version	= NFG_RTCACHE_GENL_VERSION,
 	.maxattr	= NFG_RTC_A_MAX,
 	.netnsok	= true,
-	/* No family-wide lock: the table has its own (see rtcache_tg.c). */
+	/* No family-wide lock: the table has its own (see rtcache_net.c). */
 	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.ops		= nfg_rtc_genl_ops,

@@ -6,10 +6,14 @@
  *
  *   -t mangle|filter -A FORWARD|INPUT ... -j RTCACHE
  *
- * See the theory of operation in rtcache_core.c. Packet paths: the hook
- * reads the table under RCU (rhashtable lookup, no lock); learning and
- * dropping stale entries take only the rhashtable's per-bucket lock;
- * counters are per-CPU. The per-netns mutex is control plane only.
+ * The per-netns state it works on (the table, its entries' lifetime,
+ * flush, counters, the bound) is rtcache_net.c's, below this file and the
+ * control plane. See the theory of operation in rtcache_core.c.
+ *
+ * Packet paths: the hook reads the table under RCU (rhashtable lookup, no
+ * lock); learning and dropping stale entries take only the rhashtable's
+ * per-bucket lock; counters are per-CPU. The per-netns mutex is control
+ * plane only.
  */
 #include "nfg_compat.h"
 
@@ -39,7 +43,6 @@
 #include <net/ipv6.h>
 #include <net/lwtunnel.h>
 #include <net/net_namespace.h>
-#include <net/netns/generic.h>
 #include <net/route.h>
 #include <net/xfrm.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -56,33 +59,9 @@
 #define NFG_RTC_GC_MIN_AGE	HZ		/* younger entries' conntrack may be unconfirmed */
 #define NFG_RTC_IDLE_EVICT	HZ		/* idle time before eviction under pressure */
 
-static unsigned int max_entries = NFG_RTC_DEFAULT_MAX_ENTRIES;
-module_param(max_entries, uint, 0644);
-MODULE_PARM_DESC(max_entries, "bound of each netns's route cache (16..16777216, default 65536)");
-
 static unsigned int learn_after = NFG_RTC_DEFAULT_LEARN_AFTER;
 module_param(learn_after, uint, 0644);
 MODULE_PARM_DESC(learn_after, "learn a direction's route on its Nth packet (1..255, default 2)");
-
-atomic_t nfg_rtc_live_entries = ATOMIC_INIT(0);
-static unsigned int nfg_rtc_net_id __read_mostly;
-
-const struct rhashtable_params nfg_rtc_params = {
-	.head_offset		= offsetof(struct nfg_rtc_entry, node),
-	.key_offset		= offsetof(struct nfg_rtc_entry, key),
-	.key_len		= sizeof(unsigned long),
-	.automatic_shrinking	= true,
-};
-
-struct nfg_rtc_net *nfg_rtc_pernet(struct net *net)
-{
-	return net_generic(net, nfg_rtc_net_id);
-}
-
-unsigned int nfg_rtc_max_entries(void)
-{
-	return nfg_rtc_clamp_max(READ_ONCE(max_entries));
-}
 
 static unsigned int nfg_rtc_learn_after(void)
 {
@@ -95,139 +74,6 @@ static unsigned int nfg_rtc_fam_idx(u8 family)
 }
 
 /* ---- entries ----------------------------------------------------------- */
-
-static void nfg_rtc_entry_free(struct nfg_rtc_entry *e)
-{
-	dst_release(e->dst);
-	kfree(e);
-	atomic_dec(&nfg_rtc_live_entries);
-}
-
-static void nfg_rtc_entry_free_rcu(struct rcu_head *head)
-{
-	nfg_rtc_entry_free(container_of(head, struct nfg_rtc_entry, rcu));
-}
-
-/* Remove @e if it is still in the table; whoever removes it frees it. */
-static bool nfg_rtc_entry_drop(struct nfg_rtc_net *rn, struct nfg_rtc_entry *e)
-{
-	if (rhashtable_remove_fast(&rn->table, &e->node, nfg_rtc_params))
-		return false;
-	call_rcu(&e->rcu, nfg_rtc_entry_free_rcu);
-	return true;
-}
-
-static u8 nfg_rtc_entry_family(const struct nfg_rtc_entry *e)
-{
-	return e->l.keys.family;
-}
-
-/* A purge in progress: nfg_rtc_walk() drives it through nfg_rtc_purge_ops. */
-struct nfg_rtc_purge_ctx {
-	struct nfg_rtc_net	*rn;
-	struct rhashtable_iter	iter;
-	bool			(*pred)(const struct nfg_rtc_entry *e,
-					const void *arg);
-	const void		*arg;
-	unsigned int		dropped;
-};
-
-static void nfg_rtc_purge_start(void *arg)
-	__acquires(RCU)
-{
-	struct nfg_rtc_purge_ctx *c = arg;
-
-	rhashtable_walk_start(&c->iter);
-}
-
-static void *nfg_rtc_purge_next(void *arg)
-{
-	struct nfg_rtc_purge_ctx *c = arg;
-	struct nfg_rtc_entry *e;
-
-	/* -EAGAIN: the table was resized, the walk goes on in the new one. */
-	do {
-		e = rhashtable_walk_next(&c->iter);
-	} while (IS_ERR(e) && PTR_ERR(e) == -EAGAIN);
-	return IS_ERR(e) ? NULL : e;
-}
-
-static void nfg_rtc_purge_visit(void *entry, void *arg)
-{
-	struct nfg_rtc_purge_ctx *c = arg;
-	struct nfg_rtc_entry *e = entry;
-
-	if ((!c->pred || c->pred(e, c->arg)) && nfg_rtc_entry_drop(c->rn, e))
-		c->dropped++;
-}
-
-static void nfg_rtc_purge_stop(void *arg)
-	__releases(RCU)
-{
-	struct nfg_rtc_purge_ctx *c = arg;
-
-	rhashtable_walk_stop(&c->iter);
-}
-
-static void nfg_rtc_purge_pause(void *arg)
-{
-	cond_resched();
-}
-
-static const struct nfg_rtc_walk_ops nfg_rtc_purge_ops = {
-	.start	= nfg_rtc_purge_start,
-	.next	= nfg_rtc_purge_next,
-	.visit	= nfg_rtc_purge_visit,
-	.stop	= nfg_rtc_purge_stop,
-	.pause	= nfg_rtc_purge_pause,
-};
-
-/*
- * Drop every entry for which @pred says so (NULL: all). Any context that
- * may sleep: the walk holds RCU for at most NFG_RTC_WALK_BATCH entries at
- * a time and reschedules between (a table may hold 16M entries).
- * Concurrent walkers and packet paths are fine (removal is decided by
- * rhashtable_remove_fast()).
- */
-static unsigned int nfg_rtc_purge(struct nfg_rtc_net *rn,
-				  bool (*pred)(const struct nfg_rtc_entry *e,
-					       const void *arg),
-				  const void *arg)
-{
-	struct nfg_rtc_purge_ctx c = {
-		.rn	= rn,
-		.pred	= pred,
-		.arg	= arg,
-	};
-
-	might_sleep();
-	rhashtable_walk_enter(&rn->table, &c.iter);
-	nfg_rtc_walk(&nfg_rtc_purge_ops, &c, NFG_RTC_WALK_BATCH);
-	rhashtable_walk_exit(&c.iter);
-	return c.dropped;
-}
-
-static bool nfg_rtc_is_family(const struct nfg_rtc_entry *e, const void *arg)
-{
-	return nfg_rtc_entry_family(e) == *(const u8 *)arg;
-}
-
-/* Drop all entries of @family (0: every family); returns how many. */
-unsigned int nfg_rtc_flush(struct nfg_rtc_net *rn, u8 family)
-{
-	if (!family)
-		return nfg_rtc_purge(rn, NULL, NULL);
-	return nfg_rtc_purge(rn, nfg_rtc_is_family, &family);
-}
-
-void nfg_rtc_stats_sum(struct nfg_rtc_net *rn, struct nfg_rtc_stats *sum)
-{
-	int cpu;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu)
-		nfg_rtc_stats_add(sum, per_cpu_ptr(rn->stats, cpu));
-}
 
 /*
  * The entry's route if it may still be used. A device that is unregistered
@@ -970,28 +816,20 @@ static int __net_init nfg_rtc_net_init(struct net *net)
 		/* After conntrack, mangle and DNAT; routing follows the hooks. */
 		rn->ops[i].priority = i ? NF_IP6_PRI_LAST : NF_IP_PRI_LAST;
 	}
-	rn->stats = alloc_percpu(struct nfg_rtc_stats);
-	if (!rn->stats) {
-		err = -ENOMEM;
-		goto err_out;
-	}
-	err = rhashtable_init(&rn->table, &nfg_rtc_params);
+	err = nfg_rtc_net_state_init(rn);
 	if (err)
-		goto err_stats;
+		return err;
 	rhashtable_walk_enter(&rn->table, &rn->gc_iter);
 	if (!proc_create_net_single(NFG_RTC_PROC_NAME, 0444, net->proc_net_stat,
 				    nfg_rtc_proc_show, NULL)) {
 		err = -ENOMEM;
-		goto err_table;
+		goto err_state;
 	}
 	return 0;
 
-err_table:
+err_state:
 	rhashtable_walk_exit(&rn->gc_iter);
-	rhashtable_destroy(&rn->table);
-err_stats:
-	free_percpu(rn->stats);
-err_out:
+	nfg_rtc_net_state_exit(rn);
 	return err;
 }
 
@@ -1017,14 +855,12 @@ static void __net_exit nfg_rtc_net_exit(struct net *net)
 	 * unregistered the notifier first.
 	 */
 	cancel_work_sync(&rn->purge);
+	rhashtable_walk_exit(&rn->gc_iter);
 	/*
 	 * Rules still referencing the target are destroyed later (their
 	 * tables' netns exit); they find @dead set and learn nothing more.
 	 */
-	nfg_rtc_flush(rn, 0);
-	rhashtable_walk_exit(&rn->gc_iter);
-	rhashtable_destroy(&rn->table);
-	free_percpu(rn->stats);
+	nfg_rtc_net_state_exit(rn);
 }
 
 static struct pernet_operations nfg_rtc_net_ops = {
@@ -1073,18 +909,6 @@ static void __exit nfg_rtc_exit(void)
 	/* Entries freed after a grace period run our code: wait for them. */
 	rcu_barrier();
 }
-
-/* Read-only: entries (each holding one route reference) in all netns. */
-static int nfg_rtc_live_entries_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&nfg_rtc_live_entries));
-}
-
-static const struct kernel_param_ops nfg_rtc_live_entries_ops = {
-	.get	= nfg_rtc_live_entries_get,
-};
-module_param_cb(live_entries, &nfg_rtc_live_entries_ops, NULL, 0444);
-MODULE_PARM_DESC(live_entries, "cached routes currently held, all netns (each holds one dst reference)");
 
 module_init(nfg_rtc_init);
 module_exit(nfg_rtc_exit);

@@ -8,6 +8,9 @@
 #   _ct    conntrack side of a core (below it: the core calls it, the unit
 #          harness replaces it)
 #   _core  the extension's state and logic, also compiled by tests/unit
+#   _net   per-netns state on top of a core that must stay pure (tables,
+#          entries' lifetime, counters; kernel only), shared by the layers
+#          above
 #   _nl    genetlink control plane
 #   _mt/_tg  the xt match/target, module init/exit (top)
 #
@@ -25,9 +28,10 @@ layer_of() {
 	case $1 in
 	*_ct.o) echo 0 ;;
 	*_core.o) echo 1 ;;
-	*_nl.o) echo 2 ;;
-	*_mt.o | *_tg.o) echo 3 ;;
-	*) echo "layering: $1: unknown layer (name it *_ct, _core, _nl, _mt or _tg)" >&2
+	*_net.o) echo 2 ;;
+	*_nl.o) echo 3 ;;
+	*_mt.o | *_tg.o) echo 4 ;;
+	*) echo "layering: $1: unknown layer (name it *_ct, _core, _net, _nl, _mt or _tg)" >&2
 	   return 1 ;;
 	esac
 }
