@@ -4,18 +4,24 @@
 #    (exit 2), no CAP_NET_ADMIN in an unprivileged user namespace (exit 4);
 #  - what protect installs equals what iptables-nft installs for the
 #    equivalent rules: every xt match/target (name, revision, info bytes as
-#    the kernel dumps them) of both, IPv4 and IPv6, byte for byte;
+#    the kernel dumps them) of both, IPv4 and IPv6, byte for byte, with the
+#    defaults and with every SYNCOOKIE option (--syncookie-mode ... -mask);
+#    -6 installs the ip6 rules only and removes the ip ones;
 #  - on the router of client -- router -- server, beside an unrelated nft
 #    table: a blocklisted source is dropped while the client passes, the
 #    connection limit lets 2 connections open and refuses the 3rd, a SYN is
 #    answered with a cookie (cookie_sent, proxied grow) and the client's
 #    download completes through it, forwarded packets hit the route cache;
+#    a spoofed SYN flood (IPv4 and IPv6) is answered with cookies while the
+#    router's conntrack table does not grow, no flood packet reaches the
+#    server, and a client with an empty allowlist still downloads through
+#    a cookie handshake during the flood;
 #  - protect again gives a byte-identical `nft list ruleset`, --show prints
 #    what --dry-run planned (every option), unprotect removes our tables
 #    and chains and leaves the unrelated table exactly as it was.
 # nfg-case-timeout: 300
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need nft iptables-nft ip6tables-nft unshare curl socat nfg-nft-xtdump
+nfg_need nft iptables-nft ip6tables-nft unshare curl socat ss nfg-nft-xtdump nfg-tcpflood
 
 P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
 # expect_exit CODE PATTERN CMD...: CMD exits CODE and its stderr matches PATTERN
@@ -42,6 +48,15 @@ expect_exit 2 'missing PROTO/PORTS' nfguard protect --kconnlimit 2/24
 expect_exit 2 'not a set name' nfguard protect --blocklist 'a b'
 expect_exit 2 'unexpected argument "x"' nfguard unprotect x
 expect_exit 2 'takes no other option' nfguard protect --show --rtcache
+expect_exit 2 '-4 and -6 together' nfguard protect -4 -6 --rtcache
+expect_exit 2 'needs --syncookie tcp/PORTS' nfguard protect --rtcache --syncookie-mss 1400
+expect_exit 2 '"40": a number from 88 to 65535' nfguard protect --syncookie tcp/80 --syncookie-mss 40
+expect_exit 2 'proxy or local' nfguard protect --syncookie tcp/80 --syncookie-mode fast
+expect_exit 2 'needs --syncookie-timestamp in local mode' nfguard protect --syncookie tcp/80 \
+	--syncookie-mode local --syncookie-sack-perm
+expect_exit 2 '-4 takes one mask' nfguard protect -4 --syncookie tcp/80 --syncookie-allowlist-mask 24,64
+expect_exit 2 'MASK6 is an IPv6 prefix length from 1 to 128' nfguard protect --syncookie tcp/80 \
+	--syncookie-allowlist-mask 24,0
 
 nfg_load_modules xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE
 
@@ -79,6 +94,35 @@ for f in ip ip6; do
 done
 # the iptables-nft rules are still there and still work with nfguard's chains beside them
 nfg_assert_match 'kconnlimit-above 2' "$(nfg_in $ns iptables-nft -S INPUT)" "iptables-nft rule kept"
+# every SYNCOOKIE option, as iptables-nft encodes it; -6: the ip6 rules only
+for fam in 4 6; do
+	nfg_ipt $ns nft $fam -t raw -F PREROUTING || nfg_fail "flush raw $fam"
+	m=24
+	[ $fam = 6 ] && m=64
+	nfg_ipt $ns nft $fam -t raw -A PREROUTING -p tcp --dport 443 -j SYNCOOKIE --mode local \
+		--mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask $m ||
+		nfg_fail "iptables-nft SYNCOOKIE with options $fam"
+done
+sco=(--syncookie tcp/443 --syncookie-mode local --syncookie-mss 1400 --syncookie-wscale 7
+	--syncookie-sack-perm --syncookie-timestamp --syncookie-allowlist-timeout 60)
+nfg_assert_ok "protect with SYNCOOKIE options" nfg_in $ns nfguard protect "${sco[@]}" \
+	--syncookie-allowlist-mask 24,64
+for f in ip ip6; do
+	ipt=$(nfg_in $ns nfg-nft-xtdump $f raw PREROUTING) || nfg_fail "dump iptables-nft raw $f"
+	ours=$(nfg_in $ns nfg-nft-xtdump $f raw nfguard-syncookie) || nfg_fail "dump ours raw $f"
+	nfg_assert_match '^target SYNCOOKIE rev 0 ' "$ours" "$f: SYNCOOKIE with options installed"
+	nfg_assert_eq "$ipt" "$ours" "$f: SYNCOOKIE with every option, iptables-nft and nfguard protect"
+done
+nfg_assert_ok "protect -6" nfg_in $ns nfguard protect -6 "${sco[@]}" --syncookie-allowlist-mask 64
+nfg_assert_eq "$ours" "$(nfg_in $ns nfg-nft-xtdump ip6 raw nfguard-syncookie)" "-6: ip6 rule, a single MASK is IPv6's"
+show=$(nfg_in $ns nfguard protect --show) || nfg_fail "show after -6"
+nfg_assert_eq "" "$(grep -e '^add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
+nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
+	"$show" "-6: show prints every SYNCOOKIE option"
+expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
+nfg_assert_ok "unprotect after -6" nfg_in $ns nfguard unprotect
+nfg_assert_eq "" "$(nfg_in $ns nfguard protect --show)" "nothing shown after unprotect (-6)"
+nfg_assert_eq "$(nfg_in $ns nfg-nft-xtdump ip6 raw PREROUTING)" "$ours" "iptables-nft raw rules kept"
 
 # ---- the profile on a router, real packets -------------------------------------
 nfg_topo_up
@@ -141,6 +185,48 @@ nfg_fetch_intact "http://[$NFG_S6]/blob" "$want"
 snap
 nfg_assert_ge "$(nfg_kv "$statf" cookie_sent)" $((c0 + 1)) "cookie SYN-ACKs sent"
 nfg_assert_ge "$(nfg_kv "$statf" proxied)" $((p0 + 1)) "connections proxied"
+
+# SYNCOOKIE under a spoofed SYN flood: answered with cookies, the router's
+# conntrack table does not grow, nothing reaches the server's listener, and
+# a client that must prove itself again still downloads during the flood.
+# The cookie SYN-ACKs to the flood's sources go back towards the client.
+nfg_router ip route add 10.99.0.0/16 via "$NFG_C4" || nfg_fail "flood route"
+nfg_router ip -6 route add fd00:99::/64 via "$NFG_C6" || nfg_fail "flood route 6"
+nfg_server nft -f - <<-'EOF' || nfg_fail "server flood counter"
+	table inet seen {
+		counter flood { }
+		chain in {
+			type filter hook input priority -500; policy accept;
+			ip saddr 10.99.0.0/16 counter name flood
+			ip6 saddr fd00:99::/64 counter name flood
+		}
+	}
+EOF
+cookies_at_least() { snap; [ "$(nfg_kv "$statf" cookie_sent)" -ge "$1" ]; }
+ct_count() { nfg_router cat /proc/sys/net/netfilter/nf_conntrack_count; }
+for fam in 4 6; do
+	a=$NFG_S4 src=10.99.0.0/16 url=http://$NFG_S4/blob
+	[ $fam = 6 ] && a=$NFG_S6 src=fd00:99::/64 url="http://[$NFG_S6]/blob"
+	nfg_assert_ok "allowlist flush" P syncookie allowlist flush
+	snap
+	c0=$(nfg_kv "$statf" cookie_sent) v0=$(nfg_kv "$statf" ack_valid)
+	ct0=$(ct_count)
+	t0=$SECONDS
+	nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$a" 80 S $src
+	flood=$NFG_LAST_PID
+	nfg_wait_until 120 cookies_at_least $((c0 + 200)) || nfg_fail "IPv$fam flood not answered with cookies"
+	nfg_fetch_intact "$url" "$want"
+	nfg_wait_until 120 cookies_at_least $((c0 + 400)) || nfg_fail "IPv$fam flood stalled"
+	nfg_assert_le "$(ct_count)" $((ct0 + 10)) "IPv$fam flood: router conntrack entries (were $ct0)"
+	kill "$flood" 2>/dev/null
+	wait "$flood" 2>/dev/null
+	snap
+	nfg_assert_ge "$(nfg_kv "$statf" ack_valid)" $((v0 + 1)) "IPv$fam flood: the client's cookie ACK"
+	nfg_assert_match 'packets 0 bytes 0' "$(nfg_server nft list counter inet seen flood)" \
+		"IPv$fam flood: flood packets that reached the server"
+	nfg_assert_eq 0 "$(nfg_server ss -Hltn 'sport = :80' | awk '{ print $2 }')" "server's accept queue"
+	nfg_log "IPv$fam flood: $(($(nfg_kv "$statf" cookie_sent) - c0)) cookies, conntrack $ct0 -> $(ct_count), $((SECONDS - t0)) s"
+done
 
 # RTCACHE: the forwarded flows hit the cache
 rtc_hits() { P rtcache stats | sed -n 's/^hit //p'; }
