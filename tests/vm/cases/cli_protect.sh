@@ -24,46 +24,38 @@
 nfg_need nft iptables-nft ip6tables-nft unshare curl socat ss nfg-nft-xtdump nfg-tcpflood
 
 P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
-# expect_exit CODE PATTERN CMD...: CMD exits CODE and its stderr matches PATTERN
-expect_exit() {
-	local code=$1 pat=$2 out rc=0
-	shift 2
-	out=$("$@" 2>&1 >/dev/null) || rc=$?
-	nfg_assert_eq "$code" "$rc" "exit status of: $*"
-	nfg_assert_match "$pat" "$out" "message of: $*"
-}
 
 # ---- no module loaded yet -----------------------------------------------
 modprobe nft_compat || nfg_fail "modprobe nft_compat"
-expect_exit 3 'kernel module xt_SYNCOOKIE is not loaded' nfguard protect --syncookie tcp/80
-expect_exit 3 'kernel module xt_kconnlimit is not loaded' nfguard protect --kconnlimit 2 tcp/80
+nfg_expect_exit 3 'kernel module xt_SYNCOOKIE is not loaded' nfguard protect --syncookie tcp/80
+nfg_expect_exit 3 'kernel module xt_kconnlimit is not loaded' nfguard protect --kconnlimit 2 tcp/80
 
 # ---- bad arguments -------------------------------------------------------
-expect_exit 2 'nothing to protect with' nfguard protect
-expect_exit 2 'protocol must be tcp' nfguard protect --syncookie udp/53
-expect_exit 2 'ports are numbers from 1 to 65535' nfguard protect --syncookie tcp/0
-expect_exit 2 'LIMIT is a number' nfguard protect --kconnlimit x/24 tcp/80
-expect_exit 2 'MASK is an IPv4 prefix length' nfguard protect --kconnlimit 2/33 tcp/80
-expect_exit 2 'missing PROTO/PORTS' nfguard protect --kconnlimit 2/24
-expect_exit 2 'not a set name' nfguard protect --blocklist 'a b'
-expect_exit 2 'unexpected argument "x"' nfguard unprotect x
-expect_exit 2 'takes no other option' nfguard protect --show --rtcache
-expect_exit 2 '-4 and -6 together' nfguard protect -4 -6 --rtcache
-expect_exit 2 'needs --syncookie tcp/PORTS' nfguard protect --rtcache --syncookie-mss 1400
-expect_exit 2 '"40": a number from 88 to 65535' nfguard protect --syncookie tcp/80 --syncookie-mss 40
-expect_exit 2 'proxy or local' nfguard protect --syncookie tcp/80 --syncookie-mode fast
-expect_exit 2 'needs --syncookie-timestamp in local mode' nfguard protect --syncookie tcp/80 \
+nfg_expect_exit 2 'nothing to protect with' nfguard protect
+nfg_expect_exit 2 'protocol must be tcp' nfguard protect --syncookie udp/53
+nfg_expect_exit 2 'ports are numbers from 1 to 65535' nfguard protect --syncookie tcp/0
+nfg_expect_exit 2 'LIMIT is a number' nfguard protect --kconnlimit x/24 tcp/80
+nfg_expect_exit 2 'MASK is an IPv4 prefix length' nfguard protect --kconnlimit 2/33 tcp/80
+nfg_expect_exit 2 'missing PROTO/PORTS' nfguard protect --kconnlimit 2/24
+nfg_expect_exit 2 'not a set name' nfguard protect --blocklist 'a b'
+nfg_expect_exit 2 'unexpected argument "x"' nfguard unprotect x
+nfg_expect_exit 2 'takes no other option' nfguard protect --show --rtcache
+nfg_expect_exit 2 '-4 and -6 together' nfguard protect -4 -6 --rtcache
+nfg_expect_exit 2 'needs --syncookie tcp/PORTS' nfguard protect --rtcache --syncookie-mss 1400
+nfg_expect_exit 2 '"40": a number from 88 to 65535' nfguard protect --syncookie tcp/80 --syncookie-mss 40
+nfg_expect_exit 2 'proxy or local' nfguard protect --syncookie tcp/80 --syncookie-mode fast
+nfg_expect_exit 2 'needs --syncookie-timestamp in local mode' nfguard protect --syncookie tcp/80 \
 	--syncookie-mode local --syncookie-sack-perm
-expect_exit 2 '-4 takes one mask' nfguard protect -4 --syncookie tcp/80 --syncookie-allowlist-mask 24,64
-expect_exit 2 'MASK6 is an IPv6 prefix length from 1 to 128' nfguard protect --syncookie tcp/80 \
+nfg_expect_exit 2 '-4 takes one mask' nfguard protect -4 --syncookie tcp/80 --syncookie-allowlist-mask 24,64
+nfg_expect_exit 2 'MASK6 is an IPv6 prefix length from 1 to 128' nfguard protect --syncookie tcp/80 \
 	--syncookie-allowlist-mask 24,0
 
 nfg_load_modules xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE
 
 # ---- no permission: unprivileged user namespace, initial netns -------------
-expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard protect --rtcache
-expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard unprotect
-expect_exit 4 'reading the nftables ruleset' unshare -Ur nfguard protect --show
+nfg_expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard protect --rtcache
+nfg_expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard unprotect
+nfg_expect_exit 4 'reading the nftables ruleset' unshare -Ur nfguard protect --show
 
 # ---- the same bytes as iptables-nft -------------------------------------------
 ns=nfg-pcmp
@@ -119,7 +111,7 @@ show=$(nfg_in $ns nfguard protect --show) || nfg_fail "show after -6"
 nfg_assert_eq "" "$(grep -e '^add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
 nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
 	"$show" "-6: show prints every SYNCOOKIE option"
-expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
+nfg_expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
 nfg_assert_ok "unprotect after -6" nfg_in $ns nfguard unprotect
 nfg_assert_eq "" "$(nfg_in $ns nfguard protect --show)" "nothing shown after unprotect (-6)"
 nfg_assert_eq "$(nfg_in $ns nfg-nft-xtdump ip6 raw PREROUTING)" "$ours" "iptables-nft raw rules kept"
