@@ -15,13 +15,14 @@
 #    a spoofed SYN flood (IPv4 and IPv6) is answered with cookies while the
 #    router's conntrack table does not grow, no flood packet reaches the
 #    server, and a client with an empty allowlist still downloads through
-#    a cookie handshake during the flood;
+#    a cookie handshake during the flood; -4 with a UDP limit: the 2nd IPv4
+#    flow gets an ICMP port unreachable, IPv6 flows are not limited;
 #  - protect again gives a byte-identical `nft list ruleset`, --show prints
 #    what --dry-run planned (every option), unprotect removes our tables
 #    and chains and leaves the unrelated table exactly as it was.
 # nfg-case-timeout: 300
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need nft iptables-nft ip6tables-nft unshare curl socat ss nfg-nft-xtdump nfg-tcpflood
+nfg_need nft iptables-nft ip6tables-nft unshare curl socat ss python3 nfg-nft-xtdump nfg-tcpflood
 
 P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
 
@@ -229,6 +230,32 @@ nfg_assert_ge "$(rtc_hits)" 1 "route cache hits"
 nfg_assert_ok "protect again" P protect "${args[@]}"
 nfg_router nft list ruleset >"$NFG_WORK/ruleset2" || nfg_fail "list ruleset"
 nfg_assert_eq "$(nfg_sha256 "$NFG_WORK/ruleset1")" "$(nfg_sha256 "$NFG_WORK/ruleset2")" "protect twice: same ruleset"
+# a UDP connection limit, IPv4 only (-4): the 2nd IPv4 flow is refused with
+# an ICMP port unreachable, IPv6 flows are not limited (no ip6 rules)
+nfg_assert_ok "protect -4 udp" P protect -4 --kconnlimit 1 udp/5002
+nfg_assert_eq "" "$(P protect --show | grep -e '^add [a-z]* ip6 ')" "-4: nothing of ours in ip6"
+nfg_bg "$NFG_NS_S" socat UDP6-RECVFROM:5002,ipv6-v6only=0,fork PIPE
+nfg_wait_port "$NFG_NS_S" 5002 udp 300 "$NFG_LAST_PID"
+udp=$(nfg_client python3 - "$NFG_S4" "$NFG_S6" <<-'EOF'
+	import socket, sys
+	socks = []
+	def flow(fam, addr):
+	    s = socket.socket(fam, socket.SOCK_DGRAM)
+	    socks.append(s)  # the flows stay open
+	    s.settimeout(30)
+	    s.connect((addr, 5002))
+	    s.send(b"ping")
+	    try:
+	        return "echo" if s.recv(16) == b"ping" else "garbled"
+	    except ConnectionRefusedError:
+	        return "refused"
+	    except socket.timeout:
+	        return "timeout"
+	print(" ".join([flow(socket.AF_INET, sys.argv[1]), flow(socket.AF_INET, sys.argv[1]),
+	                flow(socket.AF_INET6, sys.argv[2]), flow(socket.AF_INET6, sys.argv[2])]))
+	EOF
+) || nfg_fail "udp flows: exit $?"
+nfg_assert_eq "echo refused echo echo" "$udp" "UDP flows: IPv4 limited to 1, IPv6 not limited"
 # a smaller profile replaces the bigger one
 nfg_assert_ok "protect rtcache only" P protect --rtcache
 nfg_assert_eq "" "$(P protect --show | grep -e SYNCOOKIE -e kconnlimit -e rangeset)" "replaced profile"
