@@ -76,7 +76,11 @@ expect "--help --json --prometheus --watch" stats --
 expect "--json" stats --watch 5 --j
 expect "--dry-run" protect --d
 expect "allow blocked blocked6" protect --syncookie tcp/80 --blocklist ''
-expect "--syncookie" protect --sy
+expect "--syncookie --syncookie-allowlist-mask --syncookie-allowlist-timeout --syncookie-mode --syncookie-mss --syncookie-sack-perm --syncookie-timestamp --syncookie-wscale" protect --sy
+expect "--syncookie-allowlist-mask --syncookie-allowlist-timeout" protect --syncookie tcp/80 --syncookie-a
+expect "local proxy" protect --syncookie tcp/80 --syncookie-mode ''
+expect "" protect --syncookie tcp/80 --syncookie-mss ''
+expect "-6" protect -4 --rtcache -6
 expect "" protect --kconnlimit ''
 expect "--dry-run" unprotect --d
 expect "" version ''

@@ -8,6 +8,7 @@
  * back to the options. Parameter errors are refused with a message. The
  * comparison with what iptables-nft itself installs is made inside a VM
  * (tests/vm/cases/cli_protect.sh), where the kernel can take the rules.
+ * The decoder is also fed what no encoder makes (test_decoder).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -220,7 +221,131 @@ static void test_encoders(void)
 	}
 }
 
+/* A match/target expression @name rev @rev carrying a copy of @info (@len bytes). */
+static struct nftnl_expr *raw_expr(bool tg, const char *name, uint32_t rev,
+				   const void *info, size_t len)
+{
+	struct nftnl_expr *x = nftnl_expr_alloc(tg ? "target" : "match");
+	void *blob = calloc(1, len ? len : 1);
+
+	memcpy(blob, info, len);
+	nftnl_expr_set_str(x, tg ? NFTNL_EXPR_TG_NAME : NFTNL_EXPR_MT_NAME, name);
+	nftnl_expr_set_u32(x, tg ? NFTNL_EXPR_TG_REV : NFTNL_EXPR_MT_REV, rev);
+	nftnl_expr_set(x, tg ? NFTNL_EXPR_TG_INFO : NFTNL_EXPR_MT_INFO, blob, len);
+	return x;
+}
+
+/* nfg_nft_expr_format(@x) (consumed) returns @want; on -EINVAL the message has @part */
+static void decode(struct nftnl_expr *x, int want, const char *part)
+{
+	struct nfg_err e;
+	char buf[256];
+	int n;
+
+	nfg_err_clear(&e);
+	n = nfg_nft_expr_format(x, NFG_FAMILY_IPV4, buf, sizeof(buf), &e);
+	if (want >= 0) {
+		CHECK(n == (int)strlen(part), "decoded %d bytes: \"%s\" (%s)", n, buf,
+		      n < 0 ? e.msg : "");
+		if (n >= 0)
+			CHECK_STR(buf, part);
+	} else {
+		CHECK(n == want, "returned %d, want %d (%s)", n, want, part);
+		if (want == -EINVAL)
+			CHECK_HAS(e.msg, part);
+	}
+	nftnl_expr_free(x);
+}
+
+/*
+ * The decoder on what a kernel or another tool could hand back: every
+ * revision but 0, every size but the ABI struct's, names that are not
+ * printable, our names on the wrong expression kind, each SYNCOOKIE option
+ * alone, and the buffer size limit exactly.
+ */
+static void test_decoder(void)
+{
+	static const char *const mt[] = { "rangeset", "kconnlimit" };
+	static const char *const tg[] = { "SYNCOOKIE", "RTCACHE" };
+	static const size_t mt_size[] = { XT_ALIGN(sizeof(struct xt_rangeset_mtinfo)),
+					  XT_ALIGN(sizeof(struct xt_kconnlimit_mtinfo)) };
+	static const size_t tg_size[] = { XT_ALIGN(sizeof(struct xt_syncookie_tginfo)),
+					  XT_ALIGN(sizeof(struct xt_rtcache_tginfo)) };
+	char zero[256] = { 0 }, buf[128];
+	struct xt_rangeset_mtinfo rs;
+	struct xt_kconnlimit_mtinfo kcl;
+	struct xt_syncookie_tginfo sc;
+	struct nftnl_expr *x;
+	struct nfg_err e;
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < 2; i++) {
+		decode(raw_expr(false, mt[i], 1, zero, mt_size[i]), -EINVAL, "revision 1");
+		decode(raw_expr(false, mt[i], 0, zero, mt_size[i] + 8), -EINVAL, "info bytes");
+		decode(raw_expr(false, mt[i], 0, zero, mt_size[i] - 8), -EINVAL, "info bytes");
+		decode(raw_expr(true, mt[i], 0, zero, mt_size[i]), -ENOENT, "a target of a match's name");
+		decode(raw_expr(true, tg[i], 1, zero, tg_size[i]), -EINVAL, "revision 1");
+		decode(raw_expr(true, tg[i], 0, zero, tg_size[i] + 8), -EINVAL, "info bytes");
+		decode(raw_expr(false, tg[i], 0, zero, tg_size[i]), -ENOENT, "a match of a target's name");
+	}
+	decode(raw_expr(false, "connlimit", 0, zero, 32), -ENOENT, "another extension");
+
+	/* names: printable, a full 31-byte one, none unterminated or odd */
+	memset(&rs, 0, sizeof(rs));
+	memset(rs.name, 'a', sizeof(rs.name) - 1);
+	decode(raw_expr(false, "rangeset", 0, &rs, sizeof(rs)), 0,
+	       "-m rangeset --match-set aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa src");
+	strcpy(rs.name, "a b");
+	decode(raw_expr(false, "rangeset", 0, &rs, sizeof(rs)), -EINVAL, "not printable");
+	strcpy(rs.name, "bl\x01");
+	decode(raw_expr(false, "rangeset", 0, &rs, sizeof(rs)), -EINVAL, "not printable");
+	memset(&kcl, 0, sizeof(kcl));
+	kcl.limit = 4294967295u;
+	kcl.prefix = 0;
+	kcl.flags = XT_KCONNLIMIT_ABOVE | XT_KCONNLIMIT_DADDR;
+	decode(raw_expr(false, "kconnlimit", 0, &kcl, sizeof(kcl)), 0,
+	       "-m kconnlimit --kconnlimit-above 4294967295 --kconnlimit-mask 0 --kconnlimit-daddr");
+	strcpy(kcl.name, "we\"b");
+	decode(raw_expr(false, "kconnlimit", 0, &kcl, sizeof(kcl)), -EINVAL, "name not printable");
+
+	/* each SYNCOOKIE option alone */
+	memset(&sc, 0, sizeof(sc));
+	sc.timeout = 1;
+	sc.prefix = 1;
+	sc.mss = 536;
+	sc.flags = XT_SYNCOOKIE_MSS;
+	decode(raw_expr(true, "SYNCOOKIE", 0, &sc, sizeof(sc)), 0,
+	       "-j SYNCOOKIE --mode proxy --mss 536 --allowlist-timeout 1 --allowlist-mask 1");
+	sc.flags = XT_SYNCOOKIE_WSCALE;	/* wscale 0 given: printed */
+	decode(raw_expr(true, "SYNCOOKIE", 0, &sc, sizeof(sc)), 0,
+	       "-j SYNCOOKIE --mode proxy --wscale 0 --allowlist-timeout 1 --allowlist-mask 1");
+	sc.flags = XT_SYNCOOKIE_SACK_PERM;
+	sc.mode = XT_SYNCOOKIE_MODE_LOCAL;
+	decode(raw_expr(true, "SYNCOOKIE", 0, &sc, sizeof(sc)), 0,
+	       "-j SYNCOOKIE --mode local --sack-perm --allowlist-timeout 1 --allowlist-mask 1");
+	sc.flags = XT_SYNCOOKIE_TIMESTAMP;
+	sc.timeout = XT_SYNCOOKIE_TIMEOUT_MAX;
+	sc.prefix = 128;
+	decode(raw_expr(true, "SYNCOOKIE", 0, &sc, sizeof(sc)), 0,
+	       "-j SYNCOOKIE --mode local --timestamp --allowlist-timeout 604800 --allowlist-mask 128");
+
+	/* the buffer: exactly the text and its NUL fits, one byte less does not */
+	x = nfg_nft_rtcache(NFG_FAMILY_IPV4, NULL);
+	n = nfg_nft_expr_format(x, NFG_FAMILY_IPV4, buf, sizeof("-j RTCACHE"), &e);
+	CHECK(n == (int)strlen("-j RTCACHE"), "exact buffer: %d", n);
+	nfg_err_clear(&e);
+	n = nfg_nft_expr_format(x, NFG_FAMILY_IPV4, buf, sizeof("-j RTCACHE") - 1, &e);
+	CHECK(n == -ENOSPC && e.code == ENOSPC, "one byte short: %d", n);
+	CHECK(strlen(buf) < sizeof("-j RTCACHE") - 1, "truncated output terminated");
+	CHECK(nfg_nft_expr_format(x, NFG_FAMILY_IPV4, buf, 0, &e) == -EINVAL, "no buffer");
+	CHECK(nfg_nft_expr_format(NULL, NFG_FAMILY_IPV4, buf, sizeof(buf), &e) == -EINVAL,
+	      "no expression");
+	nftnl_expr_free(x);
+}
+
 void test_nft(void)
 {
 	test_encoders();
+	test_decoder();
 }

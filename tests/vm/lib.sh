@@ -90,6 +90,16 @@ nfg_assert_fail() {
 	fi
 	return 0
 }
+# nfg_expect_exit CODE PATTERN CMD...: CMD exits with status CODE and its
+# standard error matches the extended regexp PATTERN (the CLI's documented
+# exit codes and messages).
+nfg_expect_exit() {
+	local code=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1 >/dev/null) || rc=$?
+	nfg_assert_eq "$code" "$rc" "exit status of: $*"
+	nfg_assert_match "$pat" "$out" "message of: $*"
+}
 
 # nfg_wait_until TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds;
 # returns 1 on timeout. For things that must happen: the deadline is only a

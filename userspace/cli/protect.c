@@ -58,12 +58,18 @@ struct ports {
 
 struct profile {
 	bool syncookie, kconnlimit, rtcache;
+	unsigned int fams;		/* FAM_IP | FAM_IP6: families to install */
 	struct ports sc_ports, kcl_ports;
 	uint32_t kcl_limit;
 	int kcl_prefix, kcl_prefix6;	/* -1: whole address */
+	struct nfg_nft_syncookie sc;	/* SYNCOOKIE options, .prefix for IPv4 */
+	int sc_prefix6;			/* allowlist mask for IPv6; 0 = whole address */
 	const char *blocklist;
 	uint8_t bl_family;		/* family of the blocklist set */
 };
+
+#define FAM_IP	1u
+#define FAM_IP6	2u
 
 /* What a dump found of ours, per family. */
 struct state {
@@ -86,16 +92,27 @@ static uint8_t nfg_fam(uint8_t f)
 	return f == NFPROTO_IPV6 ? NFG_FAMILY_IPV6 : NFG_FAMILY_IPV4;
 }
 
+static unsigned int fam_bit(uint8_t f)
+{
+	return f == NFPROTO_IPV6 ? FAM_IP6 : FAM_IP;
+}
+
 void usage_protect(FILE *f)
 {
 	fprintf(f,
-		"Usage: nfguard protect [--syncookie tcp/PORTS] [--kconnlimit LIMIT[/MASK[,MASK6]] PROTO/PORTS]\n"
+		"Usage: nfguard protect [-4|-6] [--syncookie tcp/PORTS [SYNCOOKIE OPTIONS]]\n"
+		"                       [--kconnlimit LIMIT[/MASK[,MASK6]] PROTO/PORTS]\n"
 		"                       [--blocklist SET] [--rtcache] [--dry-run]\n"
 		"       nfguard protect --show\n"
 		"       nfguard unprotect [--dry-run]\n"
+		"  SYNCOOKIE OPTIONS: --syncookie-mode proxy|local, --syncookie-mss N (88-65535),\n"
+		"  --syncookie-wscale N (0-14), --syncookie-sack-perm, --syncookie-timestamp,\n"
+		"  --syncookie-allowlist-timeout SECONDS (1-604800, default 300),\n"
+		"  --syncookie-allowlist-mask MASK[,MASK6] (default the whole address).\n"
 		"  Installs the profile (replacing a previous one) in one atomic nftables\n"
 		"  batch: tables ip/ip6 nfguard, chains nfguard-syncookie in ip/ip6 raw and\n"
-		"  nfguard-rtcache in ip/ip6 mangle. PORTS: 80,443; PROTO tcp or udp; MASK6\n"
+		"  nfguard-rtcache in ip/ip6 mangle; -4/-6: only the ip/ip6 rules (a single\n"
+		"  MASK is then that family's). PORTS: 80,443; PROTO tcp or udp; MASK6\n"
 		"  defaults to 128. --dry-run prints the batch; --show the installed profile with\n"
 		"  every option. Exit: 0 ok, 1 error, 2 bad arguments, 3 kernel module\n"
 		"  missing, 4 permission denied.\n");
@@ -156,11 +173,57 @@ static void parse_ports(const char *arg, bool udp_ok, struct ports *p)
 		bad_arg("\"%s\": no port", arg);
 }
 
+/*
+ * "MASK[,MASK6]" of option @opt: with both families MASK is IPv4's (0/1..32)
+ * and MASK6 IPv6's (0/1..128); with one family (-4/-6) a single MASK is that
+ * family's. @min: the smallest valid mask. -1 stays where nothing is given.
+ */
+static void parse_masks(const char *opt, const char *arg, unsigned int fams,
+			uint32_t min, int *m4, int *m6)
+{
+	char buf[64], *comma;
+	uint32_t v;
+
+	if (strlen(arg) >= sizeof(buf))
+		bad_arg("\"%s\": too long", arg);
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (fams == FAM_IP6) {
+		if (comma)
+			cli_err("protect", "%s \"%s\": -6 takes one mask, the IPv6 one", opt, arg);
+		if (comma || !parse_u32(buf, 128, &v) || v < min) {
+			if (!comma)
+				cli_err("protect", "%s \"%s\": MASK6 is an IPv6 prefix length from %u to 128",
+					opt, arg, min);
+			exit(CLI_EXIT_USAGE);
+		}
+		*m6 = (int)v;
+		return;
+	}
+	if (!parse_u32(buf, 32, &v) || v < min) {
+		cli_err("protect", "%s \"%s\": MASK is an IPv4 prefix length from %u to 32", opt, arg, min);
+		exit(CLI_EXIT_USAGE);
+	}
+	*m4 = (int)v;
+	if (!comma)
+		return;
+	if (fams == FAM_IP) {
+		cli_err("protect", "%s \"%s\": -4 takes one mask, the IPv4 one", opt, arg);
+		exit(CLI_EXIT_USAGE);
+	}
+	if (!parse_u32(comma, 128, &v) || v < min) {
+		cli_err("protect", "%s \"%s\": MASK6 is an IPv6 prefix length from %u to 128", opt, arg, min);
+		exit(CLI_EXIT_USAGE);
+	}
+	*m6 = (int)v;
+}
+
 /* "64", "64/24" or "64/24,64" */
 static void parse_limit(const char *arg, struct profile *pr)
 {
-	char buf[64], *slash, *comma = NULL;
-	uint32_t v;
+	char buf[64], *slash;
 
 	if (strlen(arg) >= sizeof(buf))
 		bad_arg("\"%s\": too long", arg);
@@ -171,19 +234,20 @@ static void parse_limit(const char *arg, struct profile *pr)
 	if (!parse_u32(buf, UINT32_MAX, &pr->kcl_limit))
 		bad_arg("--kconnlimit \"%s\": LIMIT is a number from 0 to 4294967295", arg);
 	pr->kcl_prefix = pr->kcl_prefix6 = -1;
-	if (slash) {
-		comma = strchr(slash, ',');
-		if (comma)
-			*comma++ = '\0';
-		if (!parse_u32(slash, 32, &v))
-			bad_arg("--kconnlimit \"%s\": MASK is an IPv4 prefix length from 0 to 32", arg);
-		pr->kcl_prefix = (int)v;
+	if (slash)
+		parse_masks("--kconnlimit", slash, pr->fams, 0, &pr->kcl_prefix, &pr->kcl_prefix6);
+}
+
+/* a number of option @opt from @min to @max */
+static uint32_t parse_num(const char *opt, const char *arg, uint32_t min, uint32_t max)
+{
+	uint32_t v;
+
+	if (!parse_u32(arg, max, &v) || v < min) {
+		cli_err("protect", "%s \"%s\": a number from %u to %u", opt, arg, min, max);
+		exit(CLI_EXIT_USAGE);
 	}
-	if (comma) {
-		if (!parse_u32(comma, 128, &v))
-			bad_arg("--kconnlimit \"%s\": MASK6 is an IPv6 prefix length from 0 to 128", arg);
-		pr->kcl_prefix6 = (int)v;
-	}
+	return v;
 }
 
 /* ---- netlink -------------------------------------------------------------- */
@@ -664,6 +728,8 @@ static void install(struct bld *B, uint8_t f, const struct profile *p,
 	unsigned int i;
 	int h;
 
+	if (!(p->fams & fam_bit(f)))
+		return;
 	put_table(B, NFT_MSG_NEWTABLE, f, T_OURS, true);
 	if (p->blocklist && p->bl_family == nfg_fam(f)) {
 		put_chain(B, NFT_MSG_NEWCHAIN, f, T_OURS, "blocklist", NF_INET_PRE_ROUTING, -310);
@@ -710,14 +776,17 @@ static void install(struct bld *B, uint8_t f, const struct profile *p,
 		}
 	}
 	if (p->syncookie) {
+		struct nfg_nft_syncookie sc = p->sc;
+
+		if (f == NFPROTO_IPV6)
+			sc.prefix = p->sc_prefix6;
 		/* created, or recreated after remove_ours() deleted it */
 		put_table(B, NFT_MSG_NEWTABLE, f, "raw", !st->raw || st->raw_owned);
 		put_chain(B, NFT_MSG_NEWCHAIN, f, "raw", C_SC, NF_INET_PRE_ROUTING, -300);
 		for (i = 0; i < p->sc_ports.n; i++) {
 			r = rule_new(f, "raw", C_SC);
 			add_l4(r, IPPROTO_TCP, p->sc_ports.port[i], false);
-			if (add_x(B, r, nfg_nft_syncookie(nfg_fam(f), &(struct nfg_nft_syncookie){
-					.wscale = -1 }, &e), &e))
+			if (add_x(B, r, nfg_nft_syncookie(nfg_fam(f), &sc, &e), &e))
 				put_rule(B, r);
 			else
 				nftnl_rule_free(r);
@@ -985,15 +1054,25 @@ int cmd_protect(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "show", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "ipv4", no_argument, NULL, '4' },
+		{ "ipv6", no_argument, NULL, '6' },
+		{ "syncookie-mode", required_argument, NULL, 'M' },
+		{ "syncookie-mss", required_argument, NULL, 'm' },
+		{ "syncookie-wscale", required_argument, NULL, 'w' },
+		{ "syncookie-sack-perm", no_argument, NULL, 'P' },
+		{ "syncookie-timestamp", no_argument, NULL, 'T' },
+		{ "syncookie-allowlist-timeout", required_argument, NULL, 't' },
+		{ "syncookie-allowlist-mask", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct profile p = { .kcl_prefix = -1, .kcl_prefix6 = -1 };
-	bool dry = false, showit = false;
-	int c, ret;
+	struct profile p = { .kcl_prefix = -1, .kcl_prefix6 = -1, .sc = { .wscale = -1 } };
+	const char *limit = NULL, *sc_mask = NULL, *sc_opt = NULL;
+	bool dry = false, showit = false, only4 = false, only6 = false;
+	int c, ret, m4 = -1, m6 = -1;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h46", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			p.syncookie = true;
@@ -1001,10 +1080,49 @@ int cmd_protect(int argc, char **argv)
 			break;
 		case 'k':
 			p.kconnlimit = true;
-			parse_limit(optarg, &p);
+			limit = optarg;		/* parsed once -4/-6 are known */
 			if (optind >= argc)
 				bad_arg("%s: --kconnlimit LIMIT[/MASK] PROTO/PORTS", "missing PROTO/PORTS");
 			parse_ports(argv[optind++], true, &p.kcl_ports);
+			break;
+		case '4':
+			only4 = true;
+			break;
+		case '6':
+			only6 = true;
+			break;
+		case 'M':
+			sc_opt = "--syncookie-mode";
+			if (!strcmp(optarg, "proxy"))
+				p.sc.mode = NFG_SC_MODE_PROXY;
+			else if (!strcmp(optarg, "local"))
+				p.sc.mode = NFG_SC_MODE_LOCAL;
+			else
+				bad_arg("--syncookie-mode \"%s\": proxy or local", optarg);
+			break;
+		case 'm':
+			sc_opt = "--syncookie-mss";
+			p.sc.mss = (uint16_t)parse_num(sc_opt, optarg, 88, 65535);
+			break;
+		case 'w':
+			sc_opt = "--syncookie-wscale";
+			p.sc.wscale = (int)parse_num(sc_opt, optarg, 0, 14);
+			break;
+		case 'P':
+			sc_opt = "--syncookie-sack-perm";
+			p.sc.sack_perm = true;
+			break;
+		case 'T':
+			sc_opt = "--syncookie-timestamp";
+			p.sc.timestamp = true;
+			break;
+		case 't':
+			sc_opt = "--syncookie-allowlist-timeout";
+			p.sc.timeout = parse_num(sc_opt, optarg, 1, 604800);
+			break;
+		case 'a':
+			sc_opt = "--syncookie-allowlist-mask";
+			sc_mask = optarg;
 			break;
 		case 'b':
 			if (nfg_rs_name_check(optarg, false, NULL) < 0)
@@ -1030,11 +1148,25 @@ int cmd_protect(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad_arg("unexpected argument \"%s\"", argv[optind]);
+	if (only4 && only6)
+		bad_arg("%s", "-4 and -6 together: give neither for both families");
+	p.fams = only4 ? FAM_IP : only6 ? FAM_IP6 : FAM_IP | FAM_IP6;
+	if (limit)
+		parse_limit(limit, &p);
+	if (sc_mask) {
+		parse_masks("--syncookie-allowlist-mask", sc_mask, p.fams, 1, &m4, &m6);
+		p.sc.prefix = m4 < 0 ? 0 : m4;
+		p.sc_prefix6 = m6 < 0 ? 0 : m6;
+	}
+	if (sc_opt && !p.syncookie)
+		bad_arg("%s needs --syncookie tcp/PORTS", sc_opt);
+	if (p.sc.mode == NFG_SC_MODE_LOCAL && p.sc.sack_perm && !p.sc.timestamp)
+		bad_arg("%s", "--syncookie-sack-perm needs --syncookie-timestamp in local mode");
 	if (showit) {
 		struct state st[2];
 		struct nft n;
 
-		if (p.syncookie || p.kconnlimit || p.blocklist || p.rtcache || dry)
+		if (p.syncookie || p.kconnlimit || p.blocklist || p.rtcache || dry || only4 || only6)
 			bad_arg("%s", "--show takes no other option");
 		if (nft_open(&n) < 0)
 			return CLI_EXIT_ERROR;
@@ -1060,8 +1192,16 @@ int cmd_protect(int argc, char **argv)
 	if (p.blocklist && (ret = blocklist_family(&p))) {
 		if (!dry)
 			return ret;
-		p.bl_family = NFG_FAMILY_IPV4;
-		cli_err("protect --dry-run", "assuming set %s is an ipv4 set", p.blocklist);
+		p.bl_family = only6 ? NFG_FAMILY_IPV6 : NFG_FAMILY_IPV4;
+		cli_err("protect --dry-run", "assuming set %s is an %s set", p.blocklist,
+			only6 ? "ipv6" : "ipv4");
+	}
+	if (p.blocklist && (only4 || only6) &&
+	    p.bl_family != (only6 ? NFG_FAMILY_IPV6 : NFG_FAMILY_IPV4)) {
+		cli_err("protect", "--blocklist %s is an %s set: -%c installs no %s rule to use it",
+			p.blocklist, p.bl_family == NFG_FAMILY_IPV6 ? "ipv6" : "ipv4",
+			only6 ? '6' : '4', only6 ? "IPv6" : "IPv4");
+		return CLI_EXIT_USAGE;
 	}
 	return run(&p, false, dry);
 }

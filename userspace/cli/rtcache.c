@@ -34,9 +34,11 @@ static struct nfg_rtc *rtc_open_or_die(void)
 	struct nfg_err e;
 	struct nfg_rtc *h = nfg_rtc_open(&e);
 
-	if (!h)
-		cli_die("rtcache", "%s%s", nfg_err_str(&e),
-			e.code == ENOENT ? " (is xt_RTCACHE loaded?)" : "");
+	if (!h) {
+		if (e.code == ENOENT)
+			cli_die("rtcache", "the xt_RTCACHE kernel module is not loaded");
+		cli_die("rtcache", "%s", nfg_err_str(&e));
+	}
 	return h;
 }
 
@@ -108,6 +110,8 @@ int cmd_rtcache(int argc, char **argv)
 		if (!ret)
 			printf("%" PRIu32 " routes dropped\n", n);
 	} else {
+		cli_err("rtcache", "unknown sub-command or bad arguments: \"%s%s%s\"", argv[1],
+			argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
 		usage_rtcache(stderr);
 		return CLI_EXIT_ERROR;
 	}

@@ -269,6 +269,9 @@ int cmd_syncookie(int argc, char **argv)
 		if (ret < 0)
 			cli_die("syncookie secret set", "%s", nfg_err_str(&e));
 	} else {
+		if (argc > 1)
+			cli_err("syncookie", "unknown sub-command or bad arguments: \"%s%s%s\"", sub,
+				*op ? " " : "", op);
 		usage_syncookie(stderr);
 		return CLI_EXIT_ERROR;
 	}

@@ -199,6 +199,10 @@ static void set_kernel_err(struct talk_ctx *c, const struct nlmsghdr *nlh,
 	size_t plen = mnl_nlmsg_get_payload_len(nlh);
 
 	nfg_err_set(c->e, code, NULL);
+	if (code == EPERM && c->e)
+		snprintf(c->e->msg, sizeof(c->e->msg),
+			 "%s (CAP_NET_ADMIN in the network namespace is required)",
+			 strerror(code));
 	c->err_set = true;
 	c->code = code;
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || off >= plen)

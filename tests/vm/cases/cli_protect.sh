@@ -4,51 +4,59 @@
 #    (exit 2), no CAP_NET_ADMIN in an unprivileged user namespace (exit 4);
 #  - what protect installs equals what iptables-nft installs for the
 #    equivalent rules: every xt match/target (name, revision, info bytes as
-#    the kernel dumps them) of both, IPv4 and IPv6, byte for byte;
+#    the kernel dumps them) of both, IPv4 and IPv6, byte for byte, with the
+#    defaults and with every SYNCOOKIE option (--syncookie-mode ... -mask);
+#    -6 installs the ip6 rules only and removes the ip ones;
 #  - on the router of client -- router -- server, beside an unrelated nft
 #    table: a blocklisted source is dropped while the client passes, the
 #    connection limit lets 2 connections open and refuses the 3rd, a SYN is
 #    answered with a cookie (cookie_sent, proxied grow) and the client's
 #    download completes through it, forwarded packets hit the route cache;
+#    a spoofed SYN flood (IPv4 and IPv6) is answered with cookies while the
+#    router's conntrack table does not grow, no flood packet reaches the
+#    server, and a client with an empty allowlist still downloads through
+#    a cookie handshake during the flood; -4 with a UDP limit: the 2nd IPv4
+#    flow gets an ICMP port unreachable, IPv6 flows are not limited;
 #  - protect again gives a byte-identical `nft list ruleset`, --show prints
 #    what --dry-run planned (every option), unprotect removes our tables
 #    and chains and leaves the unrelated table exactly as it was.
 # nfg-case-timeout: 300
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need nft iptables-nft ip6tables-nft unshare curl socat nfg-nft-xtdump
+nfg_need nft iptables-nft ip6tables-nft unshare curl socat ss python3 nfg-nft-xtdump nfg-tcpflood
 
 P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
-# expect_exit CODE PATTERN CMD...: CMD exits CODE and its stderr matches PATTERN
-expect_exit() {
-	local code=$1 pat=$2 out rc=0
-	shift 2
-	out=$("$@" 2>&1 >/dev/null) || rc=$?
-	nfg_assert_eq "$code" "$rc" "exit status of: $*"
-	nfg_assert_match "$pat" "$out" "message of: $*"
-}
 
 # ---- no module loaded yet -----------------------------------------------
 modprobe nft_compat || nfg_fail "modprobe nft_compat"
-expect_exit 3 'kernel module xt_SYNCOOKIE is not loaded' nfguard protect --syncookie tcp/80
-expect_exit 3 'kernel module xt_kconnlimit is not loaded' nfguard protect --kconnlimit 2 tcp/80
+nfg_expect_exit 3 'kernel module xt_SYNCOOKIE is not loaded' nfguard protect --syncookie tcp/80
+nfg_expect_exit 3 'kernel module xt_kconnlimit is not loaded' nfguard protect --kconnlimit 2 tcp/80
 
 # ---- bad arguments -------------------------------------------------------
-expect_exit 2 'nothing to protect with' nfguard protect
-expect_exit 2 'protocol must be tcp' nfguard protect --syncookie udp/53
-expect_exit 2 'ports are numbers from 1 to 65535' nfguard protect --syncookie tcp/0
-expect_exit 2 'LIMIT is a number' nfguard protect --kconnlimit x/24 tcp/80
-expect_exit 2 'MASK is an IPv4 prefix length' nfguard protect --kconnlimit 2/33 tcp/80
-expect_exit 2 'missing PROTO/PORTS' nfguard protect --kconnlimit 2/24
-expect_exit 2 'not a set name' nfguard protect --blocklist 'a b'
-expect_exit 2 'unexpected argument "x"' nfguard unprotect x
-expect_exit 2 'takes no other option' nfguard protect --show --rtcache
+nfg_expect_exit 2 'nothing to protect with' nfguard protect
+nfg_expect_exit 2 'protocol must be tcp' nfguard protect --syncookie udp/53
+nfg_expect_exit 2 'ports are numbers from 1 to 65535' nfguard protect --syncookie tcp/0
+nfg_expect_exit 2 'LIMIT is a number' nfguard protect --kconnlimit x/24 tcp/80
+nfg_expect_exit 2 'MASK is an IPv4 prefix length' nfguard protect --kconnlimit 2/33 tcp/80
+nfg_expect_exit 2 'missing PROTO/PORTS' nfguard protect --kconnlimit 2/24
+nfg_expect_exit 2 'not a set name' nfguard protect --blocklist 'a b'
+nfg_expect_exit 2 'unexpected argument "x"' nfguard unprotect x
+nfg_expect_exit 2 'takes no other option' nfguard protect --show --rtcache
+nfg_expect_exit 2 '-4 and -6 together' nfguard protect -4 -6 --rtcache
+nfg_expect_exit 2 'needs --syncookie tcp/PORTS' nfguard protect --rtcache --syncookie-mss 1400
+nfg_expect_exit 2 '"40": a number from 88 to 65535' nfguard protect --syncookie tcp/80 --syncookie-mss 40
+nfg_expect_exit 2 'proxy or local' nfguard protect --syncookie tcp/80 --syncookie-mode fast
+nfg_expect_exit 2 'needs --syncookie-timestamp in local mode' nfguard protect --syncookie tcp/80 \
+	--syncookie-mode local --syncookie-sack-perm
+nfg_expect_exit 2 '-4 takes one mask' nfguard protect -4 --syncookie tcp/80 --syncookie-allowlist-mask 24,64
+nfg_expect_exit 2 'MASK6 is an IPv6 prefix length from 1 to 128' nfguard protect --syncookie tcp/80 \
+	--syncookie-allowlist-mask 24,0
 
 nfg_load_modules xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE
 
 # ---- no permission: unprivileged user namespace, initial netns -------------
-expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard protect --rtcache
-expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard unprotect
-expect_exit 4 'reading the nftables ruleset' unshare -Ur nfguard protect --show
+nfg_expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard protect --rtcache
+nfg_expect_exit 4 'needs CAP_NET_ADMIN' unshare -Ur nfguard unprotect
+nfg_expect_exit 4 'reading the nftables ruleset' unshare -Ur nfguard protect --show
 
 # ---- the same bytes as iptables-nft -------------------------------------------
 ns=nfg-pcmp
@@ -79,6 +87,35 @@ for f in ip ip6; do
 done
 # the iptables-nft rules are still there and still work with nfguard's chains beside them
 nfg_assert_match 'kconnlimit-above 2' "$(nfg_in $ns iptables-nft -S INPUT)" "iptables-nft rule kept"
+# every SYNCOOKIE option, as iptables-nft encodes it; -6: the ip6 rules only
+for fam in 4 6; do
+	nfg_ipt $ns nft $fam -t raw -F PREROUTING || nfg_fail "flush raw $fam"
+	m=24
+	[ $fam = 6 ] && m=64
+	nfg_ipt $ns nft $fam -t raw -A PREROUTING -p tcp --dport 443 -j SYNCOOKIE --mode local \
+		--mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask $m ||
+		nfg_fail "iptables-nft SYNCOOKIE with options $fam"
+done
+sco=(--syncookie tcp/443 --syncookie-mode local --syncookie-mss 1400 --syncookie-wscale 7
+	--syncookie-sack-perm --syncookie-timestamp --syncookie-allowlist-timeout 60)
+nfg_assert_ok "protect with SYNCOOKIE options" nfg_in $ns nfguard protect "${sco[@]}" \
+	--syncookie-allowlist-mask 24,64
+for f in ip ip6; do
+	ipt=$(nfg_in $ns nfg-nft-xtdump $f raw PREROUTING) || nfg_fail "dump iptables-nft raw $f"
+	ours=$(nfg_in $ns nfg-nft-xtdump $f raw nfguard-syncookie) || nfg_fail "dump ours raw $f"
+	nfg_assert_match '^target SYNCOOKIE rev 0 ' "$ours" "$f: SYNCOOKIE with options installed"
+	nfg_assert_eq "$ipt" "$ours" "$f: SYNCOOKIE with every option, iptables-nft and nfguard protect"
+done
+nfg_assert_ok "protect -6" nfg_in $ns nfguard protect -6 "${sco[@]}" --syncookie-allowlist-mask 64
+nfg_assert_eq "$ours" "$(nfg_in $ns nfg-nft-xtdump ip6 raw nfguard-syncookie)" "-6: ip6 rule, a single MASK is IPv6's"
+show=$(nfg_in $ns nfguard protect --show) || nfg_fail "show after -6"
+nfg_assert_eq "" "$(grep -e '^add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
+nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
+	"$show" "-6: show prints every SYNCOOKIE option"
+nfg_expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
+nfg_assert_ok "unprotect after -6" nfg_in $ns nfguard unprotect
+nfg_assert_eq "" "$(nfg_in $ns nfguard protect --show)" "nothing shown after unprotect (-6)"
+nfg_assert_eq "$(nfg_in $ns nfg-nft-xtdump ip6 raw PREROUTING)" "$ours" "iptables-nft raw rules kept"
 
 # ---- the profile on a router, real packets -------------------------------------
 nfg_topo_up
@@ -142,6 +179,48 @@ snap
 nfg_assert_ge "$(nfg_kv "$statf" cookie_sent)" $((c0 + 1)) "cookie SYN-ACKs sent"
 nfg_assert_ge "$(nfg_kv "$statf" proxied)" $((p0 + 1)) "connections proxied"
 
+# SYNCOOKIE under a spoofed SYN flood: answered with cookies, the router's
+# conntrack table does not grow, nothing reaches the server's listener, and
+# a client that must prove itself again still downloads during the flood.
+# The cookie SYN-ACKs to the flood's sources go back towards the client.
+nfg_router ip route add 10.99.0.0/16 via "$NFG_C4" || nfg_fail "flood route"
+nfg_router ip -6 route add fd00:99::/64 via "$NFG_C6" || nfg_fail "flood route 6"
+nfg_server nft -f - <<-'EOF' || nfg_fail "server flood counter"
+	table inet seen {
+		counter flood { }
+		chain in {
+			type filter hook input priority -500; policy accept;
+			ip saddr 10.99.0.0/16 counter name flood
+			ip6 saddr fd00:99::/64 counter name flood
+		}
+	}
+EOF
+cookies_at_least() { snap; [ "$(nfg_kv "$statf" cookie_sent)" -ge "$1" ]; }
+ct_count() { nfg_router cat /proc/sys/net/netfilter/nf_conntrack_count; }
+for fam in 4 6; do
+	a=$NFG_S4 src=10.99.0.0/16 url=http://$NFG_S4/blob
+	[ $fam = 6 ] && a=$NFG_S6 src=fd00:99::/64 url="http://[$NFG_S6]/blob"
+	nfg_assert_ok "allowlist flush" P syncookie allowlist flush
+	snap
+	c0=$(nfg_kv "$statf" cookie_sent) v0=$(nfg_kv "$statf" ack_valid)
+	ct0=$(ct_count)
+	t0=$SECONDS
+	nfg_bg "$NFG_NS_C" nfg-tcpflood -i 1000 "$a" 80 S $src
+	flood=$NFG_LAST_PID
+	nfg_wait_until 120 cookies_at_least $((c0 + 200)) || nfg_fail "IPv$fam flood not answered with cookies"
+	nfg_fetch_intact "$url" "$want"
+	nfg_wait_until 120 cookies_at_least $((c0 + 400)) || nfg_fail "IPv$fam flood stalled"
+	nfg_assert_le "$(ct_count)" $((ct0 + 10)) "IPv$fam flood: router conntrack entries (were $ct0)"
+	kill "$flood" 2>/dev/null
+	wait "$flood" 2>/dev/null
+	snap
+	nfg_assert_ge "$(nfg_kv "$statf" ack_valid)" $((v0 + 1)) "IPv$fam flood: the client's cookie ACK"
+	nfg_assert_match 'packets 0 bytes 0' "$(nfg_server nft list counter inet seen flood)" \
+		"IPv$fam flood: flood packets that reached the server"
+	nfg_assert_eq 0 "$(nfg_server ss -Hltn 'sport = :80' | awk '{ print $2 }')" "server's accept queue"
+	nfg_log "IPv$fam flood: $(($(nfg_kv "$statf" cookie_sent) - c0)) cookies, conntrack $ct0 -> $(ct_count), $((SECONDS - t0)) s"
+done
+
 # RTCACHE: the forwarded flows hit the cache
 rtc_hits() { P rtcache stats | sed -n 's/^hit //p'; }
 nfg_log "rtcache: $(P rtcache stats | tr '\n' ' ')"
@@ -151,6 +230,32 @@ nfg_assert_ge "$(rtc_hits)" 1 "route cache hits"
 nfg_assert_ok "protect again" P protect "${args[@]}"
 nfg_router nft list ruleset >"$NFG_WORK/ruleset2" || nfg_fail "list ruleset"
 nfg_assert_eq "$(nfg_sha256 "$NFG_WORK/ruleset1")" "$(nfg_sha256 "$NFG_WORK/ruleset2")" "protect twice: same ruleset"
+# a UDP connection limit, IPv4 only (-4): the 2nd IPv4 flow is refused with
+# an ICMP port unreachable, IPv6 flows are not limited (no ip6 rules)
+nfg_assert_ok "protect -4 udp" P protect -4 --kconnlimit 1 udp/5002
+nfg_assert_eq "" "$(P protect --show | grep -e '^add [a-z]* ip6 ')" "-4: nothing of ours in ip6"
+nfg_bg "$NFG_NS_S" socat UDP6-RECVFROM:5002,ipv6-v6only=0,fork PIPE
+nfg_wait_port "$NFG_NS_S" 5002 udp 300 "$NFG_LAST_PID"
+udp=$(nfg_client python3 - "$NFG_S4" "$NFG_S6" <<-'EOF'
+	import socket, sys
+	socks = []
+	def flow(fam, addr):
+	    s = socket.socket(fam, socket.SOCK_DGRAM)
+	    socks.append(s)  # the flows stay open
+	    s.settimeout(30)
+	    s.connect((addr, 5002))
+	    s.send(b"ping")
+	    try:
+	        return "echo" if s.recv(16) == b"ping" else "garbled"
+	    except ConnectionRefusedError:
+	        return "refused"
+	    except socket.timeout:
+	        return "timeout"
+	print(" ".join([flow(socket.AF_INET, sys.argv[1]), flow(socket.AF_INET, sys.argv[1]),
+	                flow(socket.AF_INET6, sys.argv[2]), flow(socket.AF_INET6, sys.argv[2])]))
+	EOF
+) || nfg_fail "udp flows: exit $?"
+nfg_assert_eq "echo refused echo echo" "$udp" "UDP flows: IPv4 limited to 1, IPv6 not limited"
 # a smaller profile replaces the bigger one
 nfg_assert_ok "protect rtcache only" P protect --rtcache
 nfg_assert_eq "" "$(P protect --show | grep -e SYNCOOKIE -e kconnlimit -e rangeset)" "replaced profile"
