@@ -80,8 +80,8 @@
  *
  * GC: at count time per key, as nf_conncount, and complete in a worker.
  * - A key's walk checks its list from the head, at most NFG_KCL_WALK
- *   entries, forgets those that ended and rotates live ones to the tail
- *   (a longer key is covered by successive walks), and records the tick.
+ *   entries, forgets those that ended, and records the tick; in a longer
+ *   key it rotates live ones to the tail, so successive walks cover it.
  *   The key's first packet in a tick walks it before reading the count, so
  *   a connection that ended no longer counts for the next packet of its
  *   key: verdicts are connlimit's, which checks a key's list at most once
@@ -97,7 +97,11 @@
  *   NFG_KCL_GC_HEAD entries from the head are checked.
  * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
  *   gc_interval_ms, so memory (and references) of keys that see no more
- *   packets are given back, and the CLI's counts drop. It checks at most
+ *   packets are given back, and the CLI's counts drop. Keys that packets
+ *   walked wholly within the last period are skipped: their walks keep
+ *   them exact, and under a flood (every key walked every tick) checking
+ *   them again cost as much CPU as the packets' own work and held their
+ *   slot locks against the inserts. It checks at most
  *   NFG_KCL_GC_BATCH entries per hold of a slot lock (BHs off, packets of
  *   the slot waiting): a longer key is continued after letting go, its
  *   unchecked entries being at the head (checked ones are rotated).
@@ -304,21 +308,30 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 
 /*
  * Slot lock held: check up to @head entries of @n from its head and forget
- * those that ended; live ones are rotated to the tail, so that successive
- * walks cover a key longer than @head (a key no longer than that keeps its
- * order). With @head = NFG_KCL_WALK this is the key's walk: @now is
- * recorded as its time.
+ * those that ended. A key no longer than @head is checked in place (its
+ * order kept: moving every live entry cost two hardened list operations
+ * and three dirtied cache lines per entry, the larger part of a walk under
+ * a flood); in a longer key, live ones are rotated to the tail, so that
+ * successive walks cover it. With @head = NFG_KCL_WALK this is the key's
+ * walk: @now is recorded as its time.
  */
 static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 				 struct nfg_kcl_node *n, unsigned int head,
 				 struct list_head *dead, const void *env,
 				 u32 now)
 {
-	const bool whole = head >= n->count;
 	unsigned int evicted = 0, i;
-	struct nfg_kcl_conn *c;
+	struct nfg_kcl_conn *c, *tmp;
 
-	head = min(head, n->count);
+	if (head >= n->count) {
+		list_for_each_entry_safe(c, tmp, &n->conns, node) {
+			if (nfg_kcl_conn_dead(c, env)) {
+				nfg_kcl_evict(t, n, c, dead);
+				evicted++;
+			}
+		}
+		goto walked;
+	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
 		if (nfg_kcl_conn_dead(c, env)) {
@@ -329,10 +342,11 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 		}
 	}
 	/* A bounded walk of a long key counts as its walk of this tick. */
-	if (whole || head == NFG_KCL_WALK) {
-		WRITE_ONCE(n->walked, now);
-		n->adds = 0;
-	}
+	if (head != NFG_KCL_WALK)
+		return evicted;
+walked:
+	WRITE_ONCE(n->walked, now);
+	n->adds = 0;
 	return evicted;
 }
 
@@ -603,8 +617,17 @@ nfg_kcl_find_locked(struct nfg_kcl_table *t, u32 slot,
 	return NULL;
 }
 
+/*
+ * Slot lock held: @n was walked wholly (it had at most NFG_KCL_WALK
+ * entries) less than @fresh ticks before @now.
+ */
+static bool nfg_kcl_fresh(const struct nfg_kcl_node *n, u32 now, u32 fresh)
+{
+	return n->count <= NFG_KCL_WALK && now - n->walked < fresh;
+}
+
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
-			const void *env)
+			const void *env, u32 now, u32 fresh)
 {
 	unsigned int evicted = 0, here, held, todo;
 	struct nfg_kcl_node __rcu **link;
@@ -630,7 +653,7 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			 * From the head, live ones rotated to the tail: after
 			 * a break, the entries not checked yet are at the head.
 			 */
-			todo = node->count;
+			todo = nfg_kcl_fresh(node, now, fresh) ? 0 : node->count;
 			while (todo) {
 				if (held == NFG_KCL_GC_BATCH) {
 					/*

@@ -236,11 +236,14 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 /*
  * Check every connection in slots [@first, @first + @n) and forget those
  * that ended (@env as for nfg_kcl_add()), letting go of the slot lock
- * every NFG_KCL_GC_BATCH entries. Returns how many were forgotten.
- * Process context (may reschedule).
+ * every NFG_KCL_GC_BATCH entries. A key that packets walked wholly less
+ * than @fresh ticks before @now is skipped: its walks keep it exact, and
+ * checking it again would only take its lock from the packets (@fresh 0:
+ * check every key). Returns how many were forgotten. Process context (may
+ * reschedule).
  */
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
-			const void *env);
+			const void *env, u32 now, u32 fresh);
 
 /*
  * Up to @n keys with the most connections, in @out by count descending

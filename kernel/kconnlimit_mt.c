@@ -459,6 +459,8 @@ static DECLARE_DELAYED_WORK(nfg_kcl_gc_work, nfg_kcl_gc_work_fn);
 /* Sweeps every table; the mutex keeps instances from going away meanwhile. */
 static void nfg_kcl_gc_work_fn(struct work_struct *work)
 {
+	/* Keys walked by packets within the last period are exact already. */
+	u32 period = msecs_to_jiffies(READ_ONCE(nfg_kcl_gc_interval_ms));
 	struct nfg_kcl_instance *inst;
 	struct nfg_kcl_env env;
 	u32 slot, slots;
@@ -471,13 +473,13 @@ static void nfg_kcl_gc_work_fn(struct work_struct *work)
 		env.net = inst->net_alive ? read_pnet(&inst->net) : NULL;
 		slots = nfg_kcl_slots(&inst->table);
 		for (slot = 0; slot < slots; slot += 1024) {
-			nfg_kcl_gc(&inst->table, slot, 1024, &env);
+			nfg_kcl_gc(&inst->table, slot, 1024, &env,
+				   (u32)jiffies, period);
 			cond_resched();
 		}
 	}
 	mutex_unlock(&nfg_kcl_mutex);
-	queue_delayed_work(system_power_efficient_wq, &nfg_kcl_gc_work,
-			   msecs_to_jiffies(READ_ONCE(nfg_kcl_gc_interval_ms)));
+	queue_delayed_work(system_power_efficient_wq, &nfg_kcl_gc_work, period);
 }
 
 /* ---- /proc/net/stat/nfguard_kconnlimit -------------------------------- */
@@ -566,7 +568,7 @@ static void __net_exit nfg_kcl_net_pre_exit(struct net *net)
 			continue;
 		slots = nfg_kcl_slots(&inst->table);
 		for (slot = 0; slot < slots; slot += 1024) {
-			nfg_kcl_gc(&inst->table, slot, 1024, &env);
+			nfg_kcl_gc(&inst->table, slot, 1024, &env, 0, 0);
 			cond_resched();
 		}
 	}

@@ -409,7 +409,7 @@ static void test_chain(void)
 	for (i = 0; i < 40; i++)
 		if (i % 10 == 0 || i % 10 == 5 || i % 10 == 9)
 			ct_kill(ct[i]);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0), 12);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0, fake_now, 0), 12);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 7);
 	CHECK_EQ(ci.conns, 28);
@@ -420,7 +420,7 @@ static void test_chain(void)
 	for (i = 0; i < 40; i++)
 		if (!(i % 10 == 0 || i % 10 == 5 || i % 10 == 9))
 			ct_kill(ct[i]);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0), 28);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, 1, &env0, fake_now, 0), 28);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 0);
 	nfg_kcl_table_destroy(&t);
@@ -464,7 +464,7 @@ static void test_gc_on_insert(void)
 	/* x and the 10 new ones; the last flood entry went with ct[10]'s insert */
 	CHECK_EQ(ci.conns, 11);
 	CHECK_EQ(ci.stats.gc_evictions, 1 + 999 + 1 + 9);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), 0);
 	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 42 }, 0 }), 11);
 	ct_put(x);
 	for (i = 10; i < 20; i++)
@@ -642,6 +642,56 @@ static void test_count_check(void)
 }
 
 /*
+ * The sweep leaves a key that packets walked wholly within the last period
+ * (@fresh ticks) to them, and checks it once the period has passed, a key
+ * too long for one walk, or every key when @fresh is 0.
+ */
+static void test_gc_fresh(void)
+{
+	const unsigned int n = NFG_KCL_WALK + 1;
+	struct fake_ct *a, *b, *ct[NFG_KCL_WALK + 1];
+	struct nfg_kcl_key ka = k4(21), kb = k4(22);
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	a = ct_new();
+	b = ct_new();
+	CHECK_EQ(conn(&t, ka, a, &cnt), 0);
+	CHECK_EQ(conn(&t, ka, b, &cnt), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, kb, ct[i], &cnt), 0);
+	}
+	fake_now = 100;
+	/* packets walk both keys at tick 100 */
+	CHECK_EQ(nfg_kcl_count_check(&t, &ka, fake_now, &env0), 2);
+	CHECK_EQ(nfg_kcl_count_check(&t, &kb, fake_now, &env0), n);
+	ct_kill(a);
+	ct_kill(ct[0]);
+	ct_kill(ct[n - 1]);
+	/* within the period: ka is left alone, kb (too long) is checked */
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, 109, 10), 2);
+	CHECK_EQ(nfg_kcl_count(&t, &ka), 2);
+	CHECK_EQ(nfg_kcl_count(&t, &kb), n - 2);
+	/* the period passed with no packet of ka: the sweep forgets a */
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, 110, 10), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &ka), 1);
+	/* fresh 0: every key, walked or not */
+	fake_now = 111;
+	CHECK_EQ(nfg_kcl_count_check(&t, &ka, fake_now, &env0), 1);
+	ct_kill(b);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 10), 0);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &ka), 0);
+	for (i = 1; i < n - 1; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), n - 2);
+	CHECK_EQ(fake_live, 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
  * The sweep of one huge key (mask 0, 10^5 connections) lets go of the slot
  * lock every NFG_KCL_GC_BATCH checks, and still checks every entry once:
  * the dead ones (every third) go, the count is right, a second sweep
@@ -665,11 +715,11 @@ static void test_gc_batch(void)
 	for (i = 0; i < n; i += 3)
 		ct_kill(ct[i]);
 	hold_max = 0;
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), (n + 2) / 3);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), (n + 2) / 3);
 	CHECK(hold_max <= NFG_KCL_GC_BATCH);
 	CHECK(hold_max >= NFG_KCL_GC_BATCH / 2);
 	CHECK_EQ(nfg_kcl_count(&t, &key), n - (n + 2) / 3);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), 0);
 	CHECK_EQ(nfg_kcl_count(&t, &key), n - (n + 2) / 3);
 	for (i = 1; i < n; i++)
 		if (i % 3)
@@ -704,7 +754,7 @@ static void test_pending(void)
 	CHECK_EQ(cnt, 2);
 	/* within the grace, unconfirmed entries count */
 	fake_now += 9;
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 0);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow, fake_now, 0), 0);
 	CHECK_EQ(nfg_kcl_count(&t, &key1), 2);
 	CHECK_EQ(a->refs, 1);
 	/* a is confirmed (resolved: referenced), b was dropped (freed) */
@@ -717,11 +767,11 @@ static void test_pending(void)
 	CHECK_EQ(a->refs, 2);
 	/* c never confirmed: forgotten by the sweep after the grace */
 	fake_now += 10;
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 1);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow, fake_now, 0), 1);
 	CHECK_EQ(nfg_kcl_count(&t, &key1), 1);
 	ct_put(c);
 	ct_kill(a);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow), 1);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow, fake_now, 0), 1);
 	CHECK_EQ(fake_live, 0);
 	nfg_kcl_table_destroy(&t);
 }
@@ -792,7 +842,7 @@ static void test_top(void)
 	CHECK_EQ(nfg_kcl_top(&t, top, 0), 0);
 	for (i = 0; i < (unsigned int)used; i++)
 		ct_kill(ct[i]);
-	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0);
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0);
 	CHECK_EQ(nfg_kcl_top(&t, top, 8), 0);
 	nfg_kcl_table_destroy(&t);
 }
@@ -810,7 +860,7 @@ static void test_destroy_releases(void)
 		CHECK_EQ(conn(&t, k6(i % 37, i % 3), ct[i], &cnt), 0);
 	}
 	/* the sweep resolves every entry: the table holds references */
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0), 0);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), 0);
 	for (i = 0; i < 500; i++)
 		ct_kill(ct[i]);	/* only the table keeps it now */
 	CHECK_EQ(fake_live, 500);
@@ -885,7 +935,7 @@ static void *conc_gc(void *arg)
 	struct conc *c = arg;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		nfg_kcl_gc(c->t, 0, nfg_kcl_slots(c->t), &env0);
+		nfg_kcl_gc(c->t, 0, nfg_kcl_slots(c->t), &env0, fake_now, 0);
 		shim_synchronize_rcu();
 	}
 	return NULL;
@@ -918,7 +968,7 @@ static void test_concurrent(void)
 	pthread_join(g, NULL);
 	conc_sweep = false;
 	/* everything was killed: one sweep forgets it all */
-	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0);
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0);
 	info(&t, &ci);
 	CHECK_EQ(ci.keys, 0);
 	CHECK_EQ(ci.conns, 0);
@@ -998,6 +1048,7 @@ int main(void)
 	run("dup_many", test_dup_many);
 	run("count_check", test_count_check);
 	run("gc_batch", test_gc_batch);
+	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
 	run("enomem", test_enomem);
 	run("top", test_top);
