@@ -66,7 +66,7 @@ plant() { # BUG DIR: apply BUG to the copy in DIR; fail if the pattern is gone
 	sc-parser) f=syncookie_nl.c e='s/^\tif (plen != 4 \&\& plen != 16) {$/\tif (plen < 4) {/' ;;
 	rtc-policy) f=rtcache_nl.c e='s/^\t\tif (family != NFPROTO_IPV4 \&\& family != NFPROTO_IPV6) {$/\t\tif (0) {/' ;;
 	kcl-invalid) f=kconnlimit_mt.c e='s/^\tct = nf_ct_get(skb, \&ctinfo);$/&\n\tif (!ct)\n\t\treturn false;/' ;;
-	rtc-untracked) f=rtcache_tg.c e='s/^\tif (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dst(skb, family))$/\tif (!ct)\n\t\treturn NF_DROP;\n&/' ;;
+	rtc-untracked) f=rtcache_tg.c e='s/^\tif (nfg_rtc_skip_skb(skb, ct) || nfg_rtc_skip_dev(xt_in(par)) ||$/\tif (!ct)\n\t\treturn NF_DROP;\n&/' ;;
 	kcl-leak) f=kconnlimit_core.c e='s/^\t\t\tif (!node->count)$/\t\t\tif (0)/' ;;
 	rtc-counter) f=rtcache_net.c e='0,/^\tatomic_dec(&nfg_rtc_live_entries);$/s//\t(void)0;/' ;;
 	rtc-leak) f=rtcache_net.c e='0,/^\tkfree(e);$/s//\t(void)e;/' ;;
