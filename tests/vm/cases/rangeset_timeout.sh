@@ -95,14 +95,15 @@ expect_expiry tb4 $NFG_C4 $t1 $t2 3 "refreshed to 3 s"
 nfg_client ping -c 1 -W 2 $NFG_S4 >/dev/null || nfg_fail "refresh: ping still dropped after expiry"
 
 # 3. save -> restore --replace keeps the seconds left (and the default)
-rs add tb4 $NFG_C4 timeout 4 && rs add tb4 192.0.2.0/24 timeout 600 || nfg_fail "add for save"
+# 6 s: a restore on a busy machine takes a while, the poll must still find it
+rs add tb4 $NFG_C4 timeout 6 && rs add tb4 192.0.2.0/24 timeout 600 || nfg_fail "add for save"
 nfg_sleep 1
 rs save tb4 >"$NFG_WORK/save" || nfg_fail "save"
 t0=$(ms)
 rs restore --replace -f "$NFG_WORK/save" || nfg_fail "restore: $(cat "$NFG_WORK/save")"
 t1=$(ms)
 left=$(sed -n "s/^add tb4 $NFG_C4 timeout //p" "$NFG_WORK/save")
-nfg_assert_match '^[234]$' "$left" "seconds left saved: $(cat "$NFG_WORK/save")"
+nfg_assert_match '^[3-6]$' "$left" "seconds left saved: $(cat "$NFG_WORK/save")"
 nfg_assert_match '^add tb4 192\.0\.2\.0/24 timeout 59[89]$' "$(cat "$NFG_WORK/save")" "long timeout saved"
 nfg_assert_match '^add tb4 203\.0\.113\.0/24$' "$(cat "$NFG_WORK/save")" "permanent saved bare"
 nfg_assert_eq "$(head -1 "$NFG_WORK/save")" "$(rs save tb4 | head -1)" "default timeout restored"
@@ -113,7 +114,7 @@ nfg_client ping -c 1 -W 2 $NFG_S4 >/dev/null || nfg_fail "restore: ping still dr
 # 4. ipset save lines keep their timeouts (set default and per element)
 cat >"$NFG_WORK/ipset.save" <<'IPSET'
 create ips hash:ip family inet hashsize 1024 maxelem 65536 timeout 600
-add ips 10.9.9.9 timeout 2
+add ips 10.9.9.9 timeout 4
 add ips 10.9.9.10
 add ips 10.9.9.11 timeout 0
 IPSET
@@ -122,10 +123,10 @@ rs restore -f "$NFG_WORK/ipset.save" || nfg_fail "ipset restore"
 t1=$(ms)
 out=$(rs list ips)
 nfg_assert_eq "Timeout: 600" "$(grep '^Timeout:' <<<"$out")" "ipset default timeout"
-nfg_assert_match '^10\.9\.9\.9 timeout [12]$' "$out" "ipset element timeout"
+nfg_assert_match '^10\.9\.9\.9 timeout [1-4]$' "$out" "ipset element timeout"
 nfg_assert_match '^10\.9\.9\.10 timeout (599|600)$' "$out" "ipset element takes the default"
 nfg_assert_match '^10\.9\.9\.11$' "$out" "ipset timeout 0 is permanent"
-expect_expiry ips 10.9.9.9 $t0 $t1 2 "ipset element"
+expect_expiry ips 10.9.9.9 $t0 $t1 4 "ipset element"
 
 # 5. nothing leaks: pending expiries on netns teardown and rmmod
 before=$(cat $live)
