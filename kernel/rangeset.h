@@ -11,6 +11,7 @@
 #include <linux/netfilter/xt_rangeset.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -33,6 +34,18 @@ struct nfg_rangeset {
 	refcount_t		ref;
 	atomic_t		rules;	/* xt rules referencing the set */
 	struct nfg_rs_core	core;
+	/*
+	 * Collects expired ranges (nfg_rs_core_expire()) at the set's
+	 * earliest expiry, rounded up to a tick; cancelled (sync) by the
+	 * last put, before the tree is freed.
+	 */
+	struct delayed_work	expire_work;
+	/*
+	 * Serialises arming expire_work: whoever arms it last has read the
+	 * latest core.next_expiry, so an earlier expiry is never overwritten
+	 * by a stale later one. Process context only, never on a packet path.
+	 */
+	spinlock_t		expire_lock;
 	struct work_struct	free_work;	/* last put from a dump's .done */
 	struct rcu_head		rcu;
 };

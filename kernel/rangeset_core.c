@@ -42,8 +42,32 @@
  * (kvfree_rcu: large arrays come from kvmalloc), so a lookup that loaded
  * the old pointer can finish its search.
  *
- * Swapping two sets exchanges their trees, counts, maxelem and array
- * pointers under both sets' locks, taken in address order. Each lookup
+ * Timeouts. Every range carries an expiry (0 = never; otherwise an
+ * absolute time on the caller's clock, jiffies64 in the kernel). Ranges
+ * are merged only with neighbours of the same expiry: adjacent ranges
+ * with different expiries stay separate ranges (each counts against
+ * maxelem), so that each part keeps its own expiry. Adding a range over
+ * parts that are already in the set gives every overlapped part the
+ * LATER of its own expiry and the new one ("never" is the latest): adding
+ * again refreshes or extends, it never shortens a range nor makes a
+ * permanent one temporary (delete it first to shorten). Parts of the new
+ * range that were not in the set take its expiry. The result does not
+ * depend on the order of the ranges in a batch. Deleting ignores
+ * expiries; the parts that stay keep theirs.
+ *
+ * Expiry is collected in batches: nfg_rs_core_expire() removes every
+ * range whose expiry has passed and publishes one new array for all of
+ * them (the caller, rangeset_nl.c, runs it from a per-set delayed work at
+ * the earliest expiry, rounded up to a tick). core->next_expiry, the
+ * earliest expiry in the published array, is recomputed at every
+ * publication. Until the work has run, the packet path still matches an
+ * expired range. The array carries the expiries after its ranges (only
+ * when some range has one), for dumps and rollbacks; lookups never read
+ * them.
+ *
+ * Swapping two sets exchanges their trees, counts, maxelem, default
+ * timeouts, next expiries and array pointers under both sets' locks,
+ * taken in address order. Each lookup
  * loads the array pointer once, so it sees either the old or the new
  * contents, never a mix.
  *
@@ -199,13 +223,21 @@ static struct nfg_rs_key *rs_ends6(struct nfg_rs_array *arr)
 
 atomic_t nfg_rs_live_objects = ATOMIC_INIT(0);
 
-static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
+/* After the ends: 2 * count u32 (IPv4) or keys (IPv6) are whole u64s. */
+static u64 *rs_expires(struct nfg_rs_array *arr)
+{
+	return arr->data + (arr->v6 ? 4 : 1) * (size_t)arr->count;
+}
+
+static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6, bool timed)
 {
 	size_t esz = v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
 	struct nfg_rs_array *arr;
 	size_t size;
 
 	size = size_add(sizeof(*arr), array3_size(2, esz, count));
+	if (timed)
+		size = size_add(size, array_size(sizeof(u64), count));
 	arr = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!arr)
 		return NULL;
@@ -213,6 +245,7 @@ static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6)
 	refcount_set(&arr->ref, 1);
 	arr->count = count;
 	arr->v6 = v6;
+	arr->timed = timed;
 	arr->memsize = size;
 	return arr;
 }
@@ -237,6 +270,7 @@ void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
 		r->end.hi = 0;
 		r->end.lo = rs_cends4(arr)[i];
 	}
+	r->expires = arr->timed ? rs_expires((struct nfg_rs_array *)arr)[i] : 0;
 }
 
 /*
@@ -398,51 +432,127 @@ static void rs_spare_free(struct nfg_rs_update *u)
 	}
 }
 
+/* Does expiry a come no earlier than b? 0 (never) is the latest. */
+static bool rs_exp_ge(u64 a, u64 b)
+{
+	return !a || (b && a >= b);
+}
+
+/* Insert a new node [*start, *end] with expiry @expires. */
+static int rs_node_new(struct nfg_rs_update *u, const struct nfg_rs_key *start,
+		       const struct nfg_rs_key *end, u64 expires)
+{
+	struct nfg_rs_node *n = rs_node_alloc(u);
+
+	if (!n)
+		return -ENOMEM;
+	n->r.start = *start;
+	n->r.end = *end;
+	n->r.expires = expires;
+	rs_insert(&u->core->root, n);
+	u->core->count++;
+	u->changed = true;
+	return 0;
+}
+
+/*
+ * Merge the ranges touching [lo, hi] with their neighbours where they are
+ * adjacent and expire together.
+ */
+static void rs_coalesce(struct nfg_rs_update *u, const struct nfg_rs_key *lo,
+			const struct nfg_rs_key *hi)
+{
+	struct nfg_rs_node *n, *next;
+	struct nfg_rs_key after;
+
+	n = rs_first_end_ge(&u->core->root, lo);
+	while (n && (next = rs_node(rb_next(&n->rb))) &&
+	       rs_key_le(&next->r.start, hi)) {
+		/* next exists, so n's end is not the maximum */
+		after = n->r.end;
+		rs_key_inc(&after);
+		if (n->r.expires == next->r.expires &&
+		    !rs_key_cmp(&after, &next->r.start)) {
+			n->r.end = next->r.end;
+			rs_node_drop(u, next);
+			u->changed = true;
+		} else {
+			n = next;
+		}
+	}
+}
+
+/*
+ * Add r: the parts not yet in the set take r's expiry, the parts already
+ * in it the later of theirs and r's (see the top of this file); then
+ * neighbours that are adjacent and expire together merge.
+ */
 static int rs_add(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 {
 	struct nfg_rs_core *core = u->core;
-	struct nfg_rs_key lo = r->start, hi = r->end;
+	struct nfg_rs_key pos = r->start, lo = r->start, hi = r->end;
+	struct nfg_rs_key gap_end, ov_end, tail;
 	struct nfg_rs_node *n, *next;
+	u64 exp = r->expires;
+	int err;
+
+	n = rs_first_end_ge(&core->root, &r->start);
+	for (;;) {
+		if (!n || rs_key_cmp(&n->r.start, &r->end) > 0) {
+			/* [pos, r->end] is not in the set */
+			err = rs_node_new(u, &pos, &r->end, exp);
+			if (err)
+				return err;
+			break;
+		}
+		if (rs_key_cmp(&n->r.start, &pos) > 0) {
+			/* the gap before n; n's start > pos >= 0 */
+			gap_end = n->r.start;
+			rs_key_dec(&gap_end);
+			err = rs_node_new(u, &pos, &gap_end, exp);
+			if (err)
+				return err;
+			pos = n->r.start;
+		}
+		/* Now n->r.start <= pos <= n->r.end: [pos, ov_end] overlaps. */
+		next = rs_node(rb_next(&n->rb));
+		ov_end = rs_key_le(&n->r.end, &r->end) ? n->r.end : r->end;
+		if (!rs_exp_ge(n->r.expires, exp)) {
+			/* The overlap takes exp: split n in up to three. */
+			if (rs_key_cmp(&ov_end, &n->r.end) < 0) {
+				tail = ov_end;
+				rs_key_inc(&tail);
+				err = rs_node_new(u, &tail, &n->r.end,
+						  n->r.expires);
+				if (err)
+					return err;
+				n->r.end = ov_end;
+			}
+			if (rs_key_cmp(&n->r.start, &pos) < 0) {
+				err = rs_node_new(u, &pos, &n->r.end, exp);
+				if (err)
+					return err;
+				n->r.end = pos;
+				rs_key_dec(&n->r.end);
+			} else {
+				n->r.expires = exp;
+			}
+			u->changed = true;
+		}
+		if (!rs_key_cmp(&ov_end, &r->end))
+			break;
+		/* ov_end == n's end < r->end: go on after n */
+		pos = ov_end;
+		rs_key_inc(&pos);
+		n = next;
+	}
 
 	/* [lo, hi] is r widened by one on each side: adjacent ranges merge. */
 	if (!rs_key_is_min(&lo))
 		rs_key_dec(&lo);
 	if (!rs_key_is_max(&hi, core->v6))
 		rs_key_inc(&hi);
-
-	n = rs_first_end_ge(&core->root, &lo);
-	if (!n || rs_key_cmp(&n->r.start, &hi) > 0) {
-		/* Touches nothing: a range of its own. */
-		n = rs_node_alloc(u);
-		if (!n)
-			return -ENOMEM;
-		n->r = *r;
-		rs_insert(&core->root, n);
-		core->count++;
-		u->changed = true;
-		return 0;
-	}
-
-	if (rs_key_le(&n->r.start, &r->start) && rs_key_le(&r->end, &n->r.end))
-		return 0;	/* already covered */
-
-	/*
-	 * n is the first range ending at or after lo, so the range before it
-	 * ends below lo: lowering n's start keeps the tree ordered and the
-	 * ranges non-adjacent.
-	 */
-	if (rs_key_cmp(&r->start, &n->r.start) < 0)
-		n->r.start = r->start;
-	if (rs_key_cmp(&r->end, &n->r.end) > 0)
-		n->r.end = r->end;
-	/* Swallow the following ranges that start at or before hi. */
-	while ((next = rs_node(rb_next(&n->rb))) &&
-	       rs_key_le(&next->r.start, &hi)) {
-		if (rs_key_cmp(&next->r.end, &n->r.end) > 0)
-			n->r.end = next->r.end;
-		rs_node_drop(u, next);
-	}
-	u->changed = true;
+	rs_coalesce(u, &lo, &hi);
 	return 0;
 }
 
@@ -467,6 +577,7 @@ static int rs_del(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 			tail_node->r.start = r->end;
 			rs_key_inc(&tail_node->r.start);
 			tail_node->r.end = n->r.end;
+			tail_node->r.expires = n->r.expires;
 			n->r.end = r->start;
 			rs_key_dec(&n->r.end);
 			rs_insert(&core->root, tail_node);
@@ -501,24 +612,47 @@ static void rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root)
 			rs_starts4(arr)[i] = lower_32_bits(n->r.start.lo);
 			rs_ends4(arr)[i] = lower_32_bits(n->r.end.lo);
 		}
+		if (arr->timed)
+			rs_expires(arr)[i] = n->r.expires;
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
+}
+
+/* Earliest expiry in the tree, 0 if no range expires. */
+static u64 rs_tree_next_expiry(const struct rb_root *root)
+{
+	struct rb_node *rb;
+	u64 next = 0;
+	u32 i = 0;
+
+	for (rb = rb_first(root); rb; rb = rb_next(rb)) {
+		u64 e = rs_node(rb)->r.expires;
+
+		if (e && (!next || e < next))
+			next = e;
+		if (++i % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	return next;
 }
 
 /* Rebuild the packet-path array from the tree and publish it. */
 static int rs_publish(struct nfg_rs_core *core)
 {
 	struct nfg_rs_array *new = NULL, *old;
+	u64 next = 0;
 
 	if (core->count) {
-		new = rs_array_alloc(core->count, core->v6);
+		next = rs_tree_next_expiry(&core->root);
+		new = rs_array_alloc(core->count, core->v6, next != 0);
 		if (!new)
 			return -ENOMEM;
 		rs_array_fill(new, &core->root);
 	}
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	rcu_assign_pointer(core->arr, new);
+	WRITE_ONCE(core->next_expiry, next);
 	nfg_rs_array_put(old);
 	return 0;
 }
@@ -621,10 +755,63 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
 	root = core->root;
 	core->root = RB_ROOT;
 	core->count = 0;
+	WRITE_ONCE(core->next_expiry, 0);
 	up_write(&core->lock);
 
 	rs_tree_free(&root);
 	nfg_rs_array_put(old);
+}
+
+/**
+ * nfg_rs_core_expire - remove the ranges that have expired
+ * @core: the set
+ * @now: the current time, on the clock of the ranges' expiries
+ * @expired: set to the number of ranges removed
+ *
+ * All of them leave in one publication. On -ENOMEM nothing changed (the
+ * caller tries again later).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
+{
+	struct nfg_rs_update u = { .core = core };
+	struct nfg_rs_node *n, *next;
+	u32 count = 0, i = 0;
+	int err = 0;
+
+	*expired = 0;
+	down_write(&core->lock);
+	if (!core->next_expiry || core->next_expiry > now)
+		goto out;
+	for (n = rs_node(rb_first(&core->root)); n; n = next) {
+		next = rs_node(rb_next(&n->rb));
+		if (n->r.expires && n->r.expires <= now) {
+			rs_node_drop(&u, n);
+			count++;
+		}
+		if (++i % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	if (!count)
+		goto out;
+	err = rs_publish(core);
+	if (err) {
+		rs_rollback(&u);
+		goto out;
+	}
+	WRITE_ONCE(core->expiries, core->expiries + count);
+	*expired = count;
+out:
+	rs_spare_free(&u);
+	up_write(&core->lock);
+	return err;
+}
+
+/* Earliest expiry in the set (0: none); without the lock, may be stale. */
+u64 nfg_rs_core_next_expiry(const struct nfg_rs_core *core)
+{
+	return READ_ONCE(core->next_expiry);
 }
 
 /* True if the whole range @r is in the set. */
@@ -649,6 +836,7 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 {
 	struct nfg_rs_array *arr_a, *arr_b;
 	u32 maxelem;
+	u64 next;
 
 	if (a->v6 != b->v6)
 		return -EINVAL;
@@ -668,6 +856,10 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 
 	swap(a->root, b->root);
 	swap(a->count, b->count);
+	swap(a->timeout, b->timeout);
+	next = a->next_expiry;
+	WRITE_ONCE(a->next_expiry, b->next_expiry);
+	WRITE_ONCE(b->next_expiry, next);
 	maxelem = a->maxelem;
 	WRITE_ONCE(a->maxelem, b->maxelem);
 	WRITE_ONCE(b->maxelem, maxelem);
@@ -711,6 +903,8 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 	}
 	rcu_read_unlock();
 	info->maxelem = READ_ONCE(core->maxelem);
+	info->timeout = READ_ONCE(core->timeout);
+	info->expiries = READ_ONCE(core->expiries);
 	info->memsize += (u64)info->count * sizeof(struct nfg_rs_node);
 
 	for_each_possible_cpu(cpu) {
@@ -730,6 +924,9 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
 	core->root = RB_ROOT;
 	core->count = 0;
 	core->maxelem = maxelem;
+	core->timeout = 0;
+	core->expiries = 0;
+	core->next_expiry = 0;
 	core->v6 = v6;
 	RCU_INIT_POINTER(core->arr, NULL);
 	return 0;

@@ -28,22 +28,30 @@ struct nfg_rs_key {
 	u64	lo;
 };
 
-/* An inclusive range [start, end]. */
+/*
+ * An inclusive range [start, end] and when it expires: 0 = never, else an
+ * absolute time on the caller's clock (the kernel uses jiffies64; the
+ * core only compares). DEL and TEST ignore @expires.
+ */
 struct nfg_rs_range {
 	struct nfg_rs_key	start;
 	struct nfg_rs_key	end;
+	u64			expires;
 };
 
 /*
- * Immutable sorted array of disjoint, non-adjacent ranges: what the packet
- * path searches. Layout of data[]: IPv4: u32 starts[count], u32 ends[count];
- * IPv6: struct nfg_rs_key starts[count], ends[count].
+ * Immutable sorted array of disjoint ranges (adjacent ones only when their
+ * expiries differ): what the packet path searches. Layout of data[]: IPv4:
+ * u32 starts[count], u32 ends[count]; IPv6: struct nfg_rs_key
+ * starts[count], ends[count]; then, if @timed, u64 expires[count] (read by
+ * dumps and rollbacks only, never by a lookup).
  */
 struct nfg_rs_array {
 	struct rcu_head	rcu;
 	refcount_t	ref;
 	u32		count;
 	bool		v6;
+	bool		timed;
 	size_t		memsize;
 	u64		data[];
 };
@@ -58,13 +66,23 @@ struct nfg_rs_core {
 	 * Control plane only (never taken on the packet path): serialises
 	 * writers (add/del/flush/swap) against each other and against readers
 	 * of the tree (test, taking a snapshot). It protects root, count,
-	 * maxelem and the publishing of arr.
+	 * maxelem, timeout, expiries, next_expiry and the publishing of arr.
 	 */
 	struct rw_semaphore		lock;
 	struct rb_root			root;
 	u32				count;
 	u32				maxelem;
+	/* Default timeout of the set in seconds (0 = none): for rangeset_nl. */
+	u32				timeout;
 	bool				v6;
+	/* Ranges removed by nfg_rs_core_expire(). */
+	u64				expiries;
+	/*
+	 * Earliest expiry of a range in the published array, 0 if none.
+	 * Written under @lock; read without it (READ_ONCE) to arm the
+	 * expiry work, which takes @lock and looks again.
+	 */
+	u64				next_expiry;
 	/* Packet path: read under RCU only. NULL when the set is empty. */
 	struct nfg_rs_array __rcu	*arr;
 	struct nfg_rs_stats __percpu	*stats;
@@ -73,6 +91,8 @@ struct nfg_rs_core {
 struct nfg_rs_core_info {
 	u32	count;
 	u32	maxelem;
+	u32	timeout;
+	u64	expiries;
 	u64	memsize;
 	u64	lookups;
 	u64	hits;
@@ -95,6 +115,8 @@ void nfg_rs_core_free(struct nfg_rs_core *core);
 int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 		       unsigned int n, enum nfg_rs_op op);
 void nfg_rs_core_flush(struct nfg_rs_core *core);
+int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired);
+u64 nfg_rs_core_next_expiry(const struct nfg_rs_core *core);
 bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r);
 int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b);
 void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info);

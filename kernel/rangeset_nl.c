@@ -23,6 +23,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/jiffies.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
@@ -37,6 +39,18 @@
 #define NFG_RS_PROC_NAME	"nfguard_rangeset"
 /* Ranges per LIST dump message (fewer when the message fills up). */
 #define NFG_RS_DUMP_ELEMS	256
+/*
+ * Expired ranges leave at most this long after their expiry: the expiry
+ * work runs at the earliest expiry rounded up to a multiple of it, and
+ * publishes one array for everything due then.
+ */
+#define NFG_RS_EXPIRE_TICK	(HZ / 4)
+/*
+ * Timer wheel timers fire late by up to 1/8 of their delay (their level's
+ * granularity). Longer waits are taken in halves, re-armed when the work
+ * wakes, so the last step is short enough to be exact to a tick.
+ */
+#define NFG_RS_EXPIRE_EXACT	(2 * HZ)
 
 struct nfg_rs_net {
 	struct mutex		lock;	/* sets, the sets' names, gen */
@@ -77,6 +91,8 @@ static void nfg_rs_free_rcu(struct rcu_head *head)
 
 static void nfg_rs_release(struct nfg_rangeset *set)
 {
+	/* No reference is left: nothing arms the work again but itself. */
+	cancel_delayed_work_sync(&set->expire_work);
 	nfg_rs_core_release(&set->core);
 	call_rcu(&set->rcu, nfg_rs_free_rcu);
 }
@@ -104,6 +120,57 @@ static void nfg_rs_put_deferred(struct nfg_rangeset *set)
 {
 	if (refcount_dec_and_test(&set->ref))
 		queue_work(nfg_rs_free_wq, &set->free_work);
+}
+
+/* ---- expiry ----------------------------------------------------------- */
+
+/*
+ * (Re)arm the expiry work for the set's earliest expiry. The caller holds
+ * a reference (or is the work itself). Process context.
+ */
+static void nfg_rs_expire_arm(struct nfg_rangeset *set)
+{
+	unsigned long delay = 0;
+	u64 next, now;
+
+	spin_lock(&set->expire_lock);
+	next = nfg_rs_core_next_expiry(&set->core);
+	if (next) {
+		now = get_jiffies_64();
+		if (next > now)
+			delay = next - now;
+		if (delay > NFG_RS_EXPIRE_EXACT)
+			delay /= 2;
+		else
+			delay = roundup(delay, NFG_RS_EXPIRE_TICK);
+		mod_delayed_work(system_power_efficient_wq, &set->expire_work,
+				 delay);
+	}
+	spin_unlock(&set->expire_lock);
+}
+
+static void nfg_rs_expire_work(struct work_struct *work)
+{
+	struct nfg_rangeset *set = container_of(to_delayed_work(work),
+						struct nfg_rangeset,
+						expire_work);
+	u32 expired;
+
+	if (nfg_rs_core_expire(&set->core, get_jiffies_64(), &expired)) {
+		/* -ENOMEM, nothing changed: try again a tick later. */
+		spin_lock(&set->expire_lock);
+		mod_delayed_work(system_power_efficient_wq, &set->expire_work,
+				 NFG_RS_EXPIRE_TICK);
+		spin_unlock(&set->expire_lock);
+		return;
+	}
+	nfg_rs_expire_arm(set);
+}
+
+/* Seconds -> absolute expiry in jiffies64 (0 stays 0: permanent). */
+static u64 nfg_rs_expiry(u64 now, u32 secs)
+{
+	return secs ? now + (u64)secs * HZ : 0;
 }
 
 static struct nfg_rangeset *nfg_rs_find(struct nfg_rs_net *nn, const char *name)
@@ -208,11 +275,18 @@ static struct nfg_rangeset *nfg_rs_get_attr(struct genl_info *info)
 	return set;
 }
 
+static struct netlink_range_validation nfg_rs_timeout_range = {
+	.min	= 0,
+	.max	= NFG_RANGESET_TIMEOUT_MAX,
+};
+
 static const struct nla_policy nfg_rs_elem_policy[NFG_RS_E_MAX + 1] = {
 	[NFG_RS_E_START]	= NLA_POLICY_RANGE(NLA_BINARY, sizeof(__be32),
 						   sizeof(struct in6_addr)),
 	[NFG_RS_E_END]		= NLA_POLICY_RANGE(NLA_BINARY, sizeof(__be32),
 						   sizeof(struct in6_addr)),
+	[NFG_RS_E_TIMEOUT]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&nfg_rs_timeout_range),
 };
 
 /*
@@ -220,9 +294,12 @@ static const struct nla_policy nfg_rs_elem_policy[NFG_RS_E_MAX + 1] = {
  * range. An attribute holds at most 64 KiB (about 2700 IPv4 or 1400 IPv6
  * elements), so a larger batch repeats NFG_RS_A_ELEMS: all of them are
  * taken, in order, as one batch. Nothing is applied here: a bad element
- * anywhere fails the whole request before the set is touched.
+ * anywhere fails the whole request before the set is touched. Each range
+ * expires after its NFG_RS_E_TIMEOUT, else after @timeout seconds (0:
+ * never), counted from @now (jiffies64); DEL and TEST ignore expiries.
  */
 static int nfg_rs_parse_elems(const struct genl_info *info, bool v6,
+			      u64 now, u32 timeout,
 			      struct nfg_rs_range **out, unsigned int *n)
 {
 	unsigned int alen = v6 ? sizeof(struct in6_addr) : sizeof(__be32);
@@ -291,6 +368,9 @@ static int nfg_rs_parse_elems(const struct genl_info *info, bool v6,
 					   nla_data(tb[NFG_RS_E_START]), v6);
 			nfg_rs_key_from_be(&r[i].end,
 					   nla_data(tb[NFG_RS_E_END]), v6);
+			r[i].expires = nfg_rs_expiry(now, tb[NFG_RS_E_TIMEOUT] ?
+						     nla_get_u32(tb[NFG_RS_E_TIMEOUT]) :
+						     timeout);
 			if (!nfg_rs_range_valid(&r[i], v6)) {
 				NL_SET_ERR_MSG_ATTR(extack, elem,
 						    "range start is greater than its end");
@@ -332,7 +412,10 @@ static int nfg_rs_fill_header(struct sk_buff *skb, u32 portid, u32 seq,
 	    nla_put_u32(skb, NFG_RS_A_REFS, atomic_read(&set->rules)) ||
 	    nla_put_u64_64bit(skb, NFG_RS_A_LOOKUPS, ci->lookups, NFG_RS_A_PAD) ||
 	    nla_put_u64_64bit(skb, NFG_RS_A_HITS, ci->hits, NFG_RS_A_PAD) ||
-	    nla_put_u64_64bit(skb, NFG_RS_A_MEMSIZE, ci->memsize, NFG_RS_A_PAD)) {
+	    nla_put_u64_64bit(skb, NFG_RS_A_MEMSIZE, ci->memsize, NFG_RS_A_PAD) ||
+	    nla_put_u32(skb, NFG_RS_A_TIMEOUT, ci->timeout) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_EXPIRIES, ci->expiries,
+			      NFG_RS_A_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -348,6 +431,7 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 	struct netlink_ext_ack *extack = info->extack;
 	u32 maxelem = NFG_RANGESET_DEFAULT_MAXELEM;
 	struct nfg_rangeset *set;
+	u32 timeout = 0;
 	const struct nlattr *attr;
 	const char *name;
 	u8 family;
@@ -379,6 +463,10 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
+	/* the policy checks the range */
+	if (info->attrs[NFG_RS_A_TIMEOUT])
+		timeout = nla_get_u32(info->attrs[NFG_RS_A_TIMEOUT]);
+
 	set = kzalloc(sizeof(*set), GFP_KERNEL_ACCOUNT);
 	if (!set) {
 		NL_SET_ERR_MSG(extack, "out of memory");
@@ -390,12 +478,15 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "out of memory");
 		return err;
 	}
+	set->core.timeout = timeout;
 	atomic_inc(&nfg_rs_live_objects);
 	strscpy(set->name, name, sizeof(set->name));
 	set->family = family;
 	refcount_set(&set->ref, 1);
 	atomic_set(&set->rules, 0);
 	INIT_WORK(&set->free_work, nfg_rs_free_work);
+	INIT_DELAYED_WORK(&set->expire_work, nfg_rs_expire_work);
+	spin_lock_init(&set->expire_lock);
 
 	mutex_lock(&nn->lock);
 	if (nfg_rs_find(nn, name)) {
@@ -477,11 +568,18 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 	struct nfg_rs_range *r;
 	struct nfg_rangeset *set;
 	unsigned int n;
+	u32 timeout;
 	int err;
 
 	set = nfg_rs_get_attr(info);
 	if (IS_ERR(set))
 		return PTR_ERR(set);
+
+	/* the policy checks the range; only ADD's policy has it */
+	if (info->attrs[NFG_RS_A_TIMEOUT])
+		timeout = nla_get_u32(info->attrs[NFG_RS_A_TIMEOUT]);
+	else
+		timeout = READ_ONCE(set->core.timeout);
 
 	if (!info->attrs[NFG_RS_A_ELEMS]) {
 		NL_SET_ERR_MSG(extack, "elements missing");
@@ -489,13 +587,15 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 		err = -EINVAL;
 		goto out_put;
 	}
-	err = nfg_rs_parse_elems(info, set->core.v6, &r, &n);
+	err = nfg_rs_parse_elems(info, set->core.v6, get_jiffies_64(), timeout,
+				 &r, &n);
 	if (err)
 		goto out_put;
 
 	err = nfg_rs_core_update(&set->core, r, n, op);
 	switch (err) {
 	case 0:
+		nfg_rs_expire_arm(set);
 		break;
 	case -ENOSPC:
 		NL_SET_ERR_MSG(extack,
@@ -548,7 +648,7 @@ static int nfg_rs_cmd_test(struct sk_buff *skb, struct genl_info *info)
 		err = -EINVAL;
 		goto out_put;
 	}
-	err = nfg_rs_parse_elems(info, set->core.v6, &r, &n);
+	err = nfg_rs_parse_elems(info, set->core.v6, 0, 0, &r, &n);
 	if (err)
 		goto out_put;
 	if (n != 1) {
@@ -614,8 +714,13 @@ static int nfg_rs_cmd_swap(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&nn->lock);
 
 	err = nfg_rs_core_swap(&a->core, &b->core);
-	if (err)
+	if (err) {
 		NL_SET_ERR_MSG(extack, "cannot swap sets of different families");
+	} else {
+		/* the expiries went with the contents */
+		nfg_rs_expire_arm(a);
+		nfg_rs_expire_arm(b);
+	}
 	nfg_rs_put(b);
 	nfg_rs_put(a);
 	return err;
@@ -780,6 +885,7 @@ static int nfg_rs_fill_elems(struct sk_buff *skb, struct netlink_callback *cb,
 {
 	const struct nfg_rs_array *snap = d->snap;
 	unsigned int alen = snap->v6 ? sizeof(struct in6_addr) : sizeof(__be32);
+	u64 now = get_jiffies_64();
 	struct nlattr *elems, *elem;
 	struct nfg_rs_range r;
 	unsigned int n = 0;
@@ -796,6 +902,11 @@ static int nfg_rs_fill_elems(struct sk_buff *skb, struct netlink_callback *cb,
 
 	while (d->pos < snap->count && n < NFG_RS_DUMP_ELEMS) {
 		nfg_rs_array_range(snap, d->pos, &r);
+		if (r.expires && r.expires <= now) {
+			/* expired, not yet collected: not listed */
+			d->pos++;
+			continue;
+		}
 		elem = nla_nest_start(skb, NFG_RS_A_ELEM);
 		if (!elem)
 			break;
@@ -804,6 +915,10 @@ static int nfg_rs_fill_elems(struct sk_buff *skb, struct netlink_callback *cb,
 			goto cancel_elem;
 		nfg_rs_key_to_be(buf, &r.end, snap->v6);
 		if (nla_put(skb, NFG_RS_E_END, alen, buf))
+			goto cancel_elem;
+		if (r.expires &&
+		    nla_put_u32(skb, NFG_RS_E_TIMEOUT,
+				DIV_ROUND_UP_ULL(r.expires - now, HZ)))
 			goto cancel_elem;
 		nla_nest_end(skb, elem);
 		d->pos++;
@@ -872,6 +987,8 @@ static const struct nla_policy nfg_rs_create_policy[NFG_RS_A_MAX + 1] = {
 	/* family and maxelem are range-checked in the handler: -EINVAL */
 	[NFG_RS_A_FAMILY]	= { .type = NLA_U8 },
 	[NFG_RS_A_MAXELEM]	= { .type = NLA_U32 },
+	[NFG_RS_A_TIMEOUT]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&nfg_rs_timeout_range),
 };
 
 static const struct nla_policy nfg_rs_name_policy[NFG_RS_A_MAX + 1] = {
@@ -881,6 +998,13 @@ static const struct nla_policy nfg_rs_name_policy[NFG_RS_A_MAX + 1] = {
 static const struct nla_policy nfg_rs_elems_req_policy[NFG_RS_A_MAX + 1] = {
 	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
 	[NFG_RS_A_ELEMS]	= NLA_POLICY_NESTED(nfg_rs_elems_policy),
+};
+
+static const struct nla_policy nfg_rs_add_policy[NFG_RS_A_MAX + 1] = {
+	[NFG_RS_A_NAME]		= NFG_RS_POLICY_NAME,
+	[NFG_RS_A_ELEMS]	= NLA_POLICY_NESTED(nfg_rs_elems_policy),
+	[NFG_RS_A_TIMEOUT]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&nfg_rs_timeout_range),
 };
 
 static const struct nla_policy nfg_rs_name2_policy[NFG_RS_A_MAX + 1] = {
@@ -906,7 +1030,7 @@ static const struct genl_ops nfg_rs_genl_ops[] = {
 	{
 		.cmd		= NFG_RS_CMD_ADD,
 		.doit		= nfg_rs_cmd_update,
-		.policy		= nfg_rs_elems_req_policy,
+		.policy		= nfg_rs_add_policy,
 		.maxattr	= NFG_RS_A_MAX,
 		.flags		= GENL_UNS_ADMIN_PERM,
 	},

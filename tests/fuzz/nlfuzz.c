@@ -236,6 +236,8 @@ static const struct fz_attrdesc rs_attrs[] = {
 	{ NFG_RS_A_PAD,		K_BIN, 8 },
 	{ NFG_RS_A_MEMSIZE,	K_U64, 0 },
 	{ NFG_RS_A_RESULT,	K_U8, 0 },
+	{ NFG_RS_A_TIMEOUT,	K_U32, 0 },
+	{ NFG_RS_A_EXPIRIES,	K_U64, 0 },
 };
 
 #define RS_N	B(NFG_RS_A_NAME)
@@ -243,9 +245,11 @@ static const struct fz_attrdesc rs_attrs[] = {
 #define RS_E	B(NFG_RS_A_ELEMS)
 static const struct fz_cmddesc rs_cmds[] = {
 	{ NFG_RS_CMD_CREATE, RS_N | B(NFG_RS_A_FAMILY),
-	  RS_N | B(NFG_RS_A_FAMILY) | B(NFG_RS_A_MAXELEM), true, false },
+	  RS_N | B(NFG_RS_A_FAMILY) | B(NFG_RS_A_MAXELEM) |
+	  B(NFG_RS_A_TIMEOUT), true, false },
 	{ NFG_RS_CMD_DESTROY, RS_N, RS_N, true, false },
-	{ NFG_RS_CMD_ADD, RS_N | RS_E, RS_N | RS_E, true, false },
+	{ NFG_RS_CMD_ADD, RS_N | RS_E, RS_N | RS_E | B(NFG_RS_A_TIMEOUT),
+	  true, false },
 	{ NFG_RS_CMD_DEL, RS_N | RS_E, RS_N | RS_E, true, false },
 	{ NFG_RS_CMD_FLUSH, RS_N, RS_N, true, false },
 	{ NFG_RS_CMD_TEST, RS_N | RS_E, RS_N | RS_E, false, false },
@@ -261,6 +265,9 @@ static void rs_elem(struct nlmsghdr *nlh, const void *s, const void *e,
 
 	mnl_attr_put(nlh, NFG_RS_E_START, alen, s);
 	mnl_attr_put(nlh, NFG_RS_E_END, alen, e);
+	/* some expire within the run: the expiry work races the commands */
+	if (coin(25))
+		mnl_attr_put_u32(nlh, NFG_RS_E_TIMEOUT, rn(4));
 	mnl_attr_nest_end(nlh, el);
 }
 
@@ -329,6 +336,14 @@ static void rs_semantic(struct fz_ctx *c, struct fz_msg *m)
 			m->nlh = msg_begin(c->buf, NFG_RS_CMD_CREATE, 0);
 			put_str(m->nlh, NFG_RS_A_NAME, "fz-new");
 			mnl_attr_put_u8(m->nlh, NFG_RS_A_FAMILY, NFPROTO_IPV4);
+			if (coin(33)) {
+				mnl_attr_put_u32(m->nlh, NFG_RS_A_TIMEOUT,
+						 NFG_RANGESET_TIMEOUT_MAX + 1 +
+						 rn(1000));
+				snprintf(m->what, sizeof(m->what),
+					 "create with bad timeout");
+				return;
+			}
 			mnl_attr_put_u32(m->nlh, NFG_RS_A_MAXELEM,
 					 coin(50) ? 0 : (1u << 24) + 1 + rn(1000));
 			snprintf(m->what, sizeof(m->what), "create with bad maxelem");
@@ -393,6 +408,14 @@ static void rs_semantic(struct fz_ctx *c, struct fz_msg *m)
 		el = nest(m->nlh, NFG_RS_A_ELEM, true);
 		mnl_attr_put(m->nlh, NFG_RS_E_START, v6 ? 16 : 4, addr);
 		mnl_attr_put(m->nlh, NFG_RS_E_END, v6 ? 16 : 4, addr);
+		if (coin(50)) {
+			/* or a timeout beyond the maximum */
+			mnl_attr_put_u32(m->nlh, NFG_RS_E_TIMEOUT,
+					 NFG_RANGESET_TIMEOUT_MAX + 1 + rnd() % 1000000);
+			mnl_attr_nest_end(m->nlh, el);
+			snprintf(m->what, sizeof(m->what), "element timeout too large after %u", n);
+			break;
+		}
 		mnl_attr_put_u32(m->nlh, NFG_RS_E_MAX + 1 + rn(20), 1);
 		mnl_attr_nest_end(m->nlh, el);
 		snprintf(m->what, sizeof(m->what), "unknown element attribute after %u", n);

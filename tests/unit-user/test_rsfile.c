@@ -220,6 +220,53 @@ out:
 	nfg_rsplan_free(&p);
 }
 
+static void test_plan_timeouts(void)
+{
+	static const char *const in[] = {
+		"create t ipv4 maxelem 10 timeout 600",
+		"add t 10.0.0.1 timeout 30",
+		"add t 10.0.0.2",
+		"add t 10.0.0.3 timeout 0",
+		"create u ipv6",
+		"add u 2001:db8::1",
+		"create ips hash:ip family inet timeout 60 hashsize 64",
+		"add ips 192.0.2.1 timeout 5 packets 1",
+		"add ips 192.0.2.2",
+	};
+	struct nfg_rsplan p = { 0 };
+	char err[256] = "", buf[256];
+	struct nfg_range r;
+
+	CHECK(feed(&p, in, sizeof(in) / sizeof(in[0]), NULL, err, sizeof(err),
+		   NULL) == 0, "%s", err);
+	CHECK(p.n == 3, "3 sets, got %zu", p.n);
+	if (p.n != 3)
+		goto out;
+	CHECK(p.sets[0].timeout == 600 && p.sets[0].maxelem == 10,
+	      "create timeout, got %u", p.sets[0].timeout);
+	CHECK(p.sets[0].timed && p.sets[0].elems.n == 3, "element timeouts");
+	CHECK(p.sets[0].tmo[0] == 30 && p.sets[0].tmo[1] == NFG_RS_TIMEOUT_SET &&
+	      p.sets[0].tmo[2] == 0, "per element: %u %u %u",
+	      p.sets[0].tmo[0], p.sets[0].tmo[1], p.sets[0].tmo[2]);
+	CHECK(p.sets[1].timeout == 0 && !p.sets[1].timed, "no timeouts");
+	CHECK(p.sets[2].ipset && p.sets[2].timeout == 60, "ipset create timeout");
+	CHECK(p.sets[2].timed && p.sets[2].tmo[0] == 5 &&
+	      p.sets[2].tmo[1] == NFG_RS_TIMEOUT_SET, "ipset add timeout");
+
+	nfg_rsline_create_t(buf, sizeof(buf), "t", NFPROTO_IPV4, 10, 600);
+	CHECK_STR(buf, "create t ipv4 maxelem 10 timeout 600\n");
+	nfg_rsline_create_t(buf, sizeof(buf), "t", NFPROTO_IPV4, 10, 0);
+	CHECK_STR(buf, "create t ipv4 maxelem 10\n");
+	CHECK(nfg_range_parse("10.0.0.0/8", NFPROTO_IPV4, &r, err,
+			      sizeof(err)) == 0, "%s", err);
+	nfg_rsline_add_t(buf, sizeof(buf), "t", &r, 42);
+	CHECK_STR(buf, "add t 10.0.0.0/8 timeout 42\n");
+	nfg_rsline_add_t(buf, sizeof(buf), "t", &r, 0);
+	CHECK_STR(buf, "add t 10.0.0.0/8\n");
+out:
+	nfg_rsplan_free(&p);
+}
+
 /* each input must fail on its last line, with msg in the error */
 static void plan_bad(const char *const *in, size_t n, const char *msg)
 {
@@ -251,6 +298,11 @@ static void test_plan_errors(void)
 	PLAN_BAD("maxelem must be", "create blk ipv4 maxelem 16777217");
 	PLAN_BAD("maxelem must be", "create blk ipv4 maxelem");
 	PLAN_BAD("maxelem must be", "create blk ipv4 maxelem -5");
+	PLAN_BAD("timeout must be", "create blk ipv4 timeout 2147484");
+	PLAN_BAD("timeout must be", "create blk ipv4 timeout");
+	PLAN_BAD("timeout must be", "create blk ipv4", "add blk 10.0.0.1 timeout x");
+	PLAN_BAD("timeout must be", "create blk ipv4", "add blk 10.0.0.1 timeout");
+	PLAN_BAD("bad ipset timeout", "create x hash:ip timeout -1");
 	PLAN_BAD("too long", "create aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ipv4");
 	PLAN_BAD("created twice (first on line 1)", "create blk ipv4",
 		 "create blk ipv6");
@@ -380,6 +432,7 @@ void test_rsfile(void)
 	test_savelines();
 	test_plan_native();
 	test_plan_ipset();
+	test_plan_timeouts();
 	test_plan_errors();
 	test_plan_existing();
 	test_roundtrip();

@@ -44,12 +44,12 @@ static struct nfg_rs_key k6(u64 hi, u64 lo)
 
 static struct nfg_rs_range r4(u32 s, u32 e)
 {
-	return (struct nfg_rs_range){ k4(s), k4(e) };
+	return (struct nfg_rs_range){ k4(s), k4(e), 0 };
 }
 
 static struct nfg_rs_range r6(struct nfg_rs_key s, struct nfg_rs_key e)
 {
-	return (struct nfg_rs_range){ s, e };
+	return (struct nfg_rs_range){ s, e, 0 };
 }
 
 static struct nfg_rs_key kadd(struct nfg_rs_key k, u64 v)
@@ -111,6 +111,7 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 	const struct nfg_rs_node *n, *prev = NULL;
 	struct nfg_rs_range ar;
 	struct rb_node *rb;
+	u64 next = 0;
 	long nodes;
 	u32 i = 0;
 
@@ -147,18 +148,33 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 
 			/* prev->r.end is not the maximum: n comes after it */
 			rs_key_inc(&gap);
-			if (!(rs_key_cmp(&gap, &n->r.start) < 0)) {
+			/* touching is fine only between different expiries */
+			if (rs_key_cmp(&gap, &n->r.start) > 0 ||
+			    (!rs_key_cmp(&gap, &n->r.start) &&
+			     prev->r.expires == n->r.expires)) {
 				fail_at(file, line, "ranges %u and %u overlap or touch",
 					i - 1, i);
 				return false;
 			}
 		}
 		nfg_rs_array_range(arr, i, &ar);
-		if (!range_eq(&ar, &n->r)) {
+		if (!range_eq(&ar, &n->r) || ar.expires != n->r.expires) {
 			fail_at(file, line, "array range %u differs from the tree", i);
 			return false;
 		}
+		if (n->r.expires && (!next || n->r.expires < next))
+			next = n->r.expires;
 		prev = n;
+	}
+	if (next != c->next_expiry) {
+		fail_at(file, line, "next_expiry %" PRIu64 ", tree says %" PRIu64,
+			c->next_expiry, next);
+		return false;
+	}
+	if (arr && arr->timed != (next != 0)) {
+		fail_at(file, line, "array timed %d with next expiry %" PRIu64,
+			arr->timed, next);
+		return false;
 	}
 	return true;
 }
@@ -332,7 +348,7 @@ static void test_edges_v4(void)
 	EXPECT(&c, r4(0, U32_MAX));
 	CHECK(nfg_rs_core_match4(&c, 0));
 	CHECK(nfg_rs_core_match4(&c, U32_MAX));
-	CHECK(nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(0), k4(U32_MAX) }));
+	CHECK(nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(0), k4(U32_MAX), 0 }));
 	/* adding anything to the full space changes nothing */
 	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
 	CHECK_EQ(add1(&c, r4(0, 0)), 0);
@@ -444,15 +460,15 @@ static void test_invalid(void)
 				    NFG_RS_OP_DEL), -EINVAL);
 	CHECK_EQ(shim_alloc_live, live);
 	EXPECT(&c4, r4(100, 200));
-	CHECK(!nfg_rs_core_test(&c4, &(struct nfg_rs_range){ k4(150), k4(149) }));
+	CHECK(!nfg_rs_core_test(&c4, &(struct nfg_rs_range){ k4(150), k4(149), 0 }));
 
 	CHECK_EQ(add1(&c6, r6(k6(1, 0), k6(0, U64_MAX))), -EINVAL);
 	CHECK_EQ(add1(&c6, r6(k6(0, 5), k6(0, 4))), -EINVAL);
 	EXPECT_EMPTY(&c6);
 
-	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k4(0), k4(U32_MAX) }, false));
-	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6 }, true));
-	CHECK(!nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6 }, false));
+	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k4(0), k4(U32_MAX), 0 }, false));
+	CHECK(nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6, 0 }, true));
+	CHECK(!nfg_rs_range_valid(&(struct nfg_rs_range){ k6(0, 0), KMAX6, 0 }, false));
 	set_fini(&c4);
 	set_fini(&c6);
 }
@@ -660,7 +676,7 @@ static void test_test_op(void)
 {
 	struct nfg_rs_core c;
 
-#define T(s, e)	nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(s), k4(e) })
+#define T(s, e)	nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(s), k4(e), 0 })
 	set_init(&c, false, 50);
 	CHECK(!T(0, 0));
 	CHECK_EQ(add1(&c, r4(10, 20)), 0);
@@ -1073,6 +1089,268 @@ static void random_ops(u64 seed, const struct universe *u, unsigned int steps,
 	free(sets);
 }
 
+
+/* ---- timeouts --------------------------------------------------------- */
+
+static struct nfg_rs_range rt4(u32 s, u32 e, u64 exp)
+{
+	return (struct nfg_rs_range){ k4(s), k4(e), exp };
+}
+
+/* expect_at() compares ranges only: this also compares the expiries. */
+static bool expect_exp_at(struct nfg_rs_core *c, const struct nfg_rs_range *exp,
+			  u32 n, const char *file, int line)
+{
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_range r;
+	u32 i;
+
+	if (!expect_at(c, exp, n, file, line))
+		return false;
+	arr = published(c);
+	for (i = 0; i < n; i++) {
+		nfg_rs_array_range(arr, i, &r);
+		if (r.expires != exp[i].expires) {
+			fail_at(file, line, "range %u expires at %" PRIu64
+				", expected %" PRIu64, i, r.expires,
+				exp[i].expires);
+			return false;
+		}
+	}
+	return true;
+}
+
+#define EXPECT_EXP(c, ...) do {						\
+	const struct nfg_rs_range __e[] = { __VA_ARGS__ };		\
+	expect_exp_at((c), __e, ARRAY_SIZE(__e), __FILE__, __LINE__);	\
+} while (0)
+
+static void test_timeout_merge(void)
+{
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 1000);
+	/* adjacent with different expiries: not merged */
+	CHECK_EQ(add1(&c, rt4(10, 20, 100)), 0);
+	CHECK_EQ(add1(&c, rt4(21, 30, 200)), 0);
+	EXPECT_EXP(&c, rt4(10, 20, 100), rt4(21, 30, 200));
+	CHECK_EQ(c.next_expiry, 100);
+	/* an earlier expiry never shortens */
+	CHECK_EQ(add1(&c, rt4(21, 30, 150)), 0);
+	EXPECT_EXP(&c, rt4(10, 20, 100), rt4(21, 30, 200));
+	/* overlap takes the later expiry, the rest keeps its own */
+	CHECK_EQ(add1(&c, rt4(15, 25, 300)), 0);
+	EXPECT_EXP(&c, rt4(10, 14, 100), rt4(15, 25, 300), rt4(26, 30, 200));
+	/* refresh of a part in the middle of a range: split in three */
+	CHECK_EQ(add1(&c, rt4(18, 19, 400)), 0);
+	EXPECT_EXP(&c, rt4(10, 14, 100), rt4(15, 17, 300), rt4(18, 19, 400),
+		   rt4(20, 25, 300), rt4(26, 30, 200));
+	/* gaps take the new expiry, and equal neighbours merge */
+	CHECK_EQ(add1(&c, rt4(31, 40, 200)), 0);
+	EXPECT_EXP(&c, rt4(10, 14, 100), rt4(15, 17, 300), rt4(18, 19, 400),
+		   rt4(20, 25, 300), rt4(26, 40, 200));
+	CHECK_EQ(add1(&c, rt4(0, 9, 100)), 0);
+	EXPECT_EXP(&c, rt4(0, 14, 100), rt4(15, 17, 300), rt4(18, 19, 400),
+		   rt4(20, 25, 300), rt4(26, 40, 200));
+	/* permanent (0) is the latest: swallows everything */
+	CHECK_EQ(add1(&c, rt4(5, 35, 0)), 0);
+	EXPECT_EXP(&c, rt4(0, 4, 100), rt4(5, 35, 0), rt4(36, 40, 200));
+	/* ... and a timed add over a permanent range changes nothing */
+	CHECK_EQ(add1(&c, rt4(6, 7, 1000)), 0);
+	EXPECT_EXP(&c, rt4(0, 4, 100), rt4(5, 35, 0), rt4(36, 40, 200));
+	/* a timed add across gaps and ranges */
+	CHECK_EQ(add1(&c, rt4(38, 50, 150)), 0);
+	EXPECT_EXP(&c, rt4(0, 4, 100), rt4(5, 35, 0), rt4(36, 40, 200),
+		   rt4(41, 50, 150));
+	/* delete splits keep the expiry on both sides */
+	CHECK_EQ(del1(&c, rt4(45, 45, 0)), 0);
+	EXPECT_EXP(&c, rt4(0, 4, 100), rt4(5, 35, 0), rt4(36, 40, 200),
+		   rt4(41, 44, 150), rt4(46, 50, 150));
+	CHECK_EQ(c.next_expiry, 100);
+	/* lookups do not care about expiries */
+	CHECK(nfg_rs_array_lookup4(published(&c), 2));
+	CHECK(nfg_rs_array_lookup4(published(&c), 37));
+	CHECK(!nfg_rs_array_lookup4(published(&c), 45));
+	set_fini(&c);
+}
+
+static void test_timeout_expire(void)
+{
+	const struct nfg_rs_array *before;
+	struct nfg_rs_core_info ci;
+	struct nfg_rs_core c;
+	u32 n;
+
+	set_init(&c, false, 1000);
+	CHECK_EQ(nfg_rs_core_expire(&c, 1000, &n), 0);
+	CHECK_EQ(n, 0);
+	CHECK_EQ(add1(&c, rt4(0, 9, 100)), 0);
+	CHECK_EQ(add1(&c, rt4(10, 19, 0)), 0);
+	CHECK_EQ(add1(&c, rt4(20, 29, 100)), 0);
+	CHECK_EQ(add1(&c, rt4(30, 39, 200)), 0);
+	CHECK_EQ(add1(&c, rt4(50, 59, 101)), 0);
+	CHECK_EQ(c.next_expiry, 100);
+
+	/* nothing due: no new array */
+	before = published(&c);
+	CHECK_EQ(nfg_rs_core_expire(&c, 99, &n), 0);
+	CHECK_EQ(n, 0);
+	CHECK(published(&c) == before);
+
+	/* two due at once: one publication */
+	CHECK_EQ(nfg_rs_core_expire(&c, 100, &n), 0);
+	CHECK_EQ(n, 2);
+	EXPECT_EXP(&c, rt4(10, 19, 0), rt4(30, 39, 200), rt4(50, 59, 101));
+	CHECK_EQ(c.next_expiry, 101);
+	CHECK(!nfg_rs_array_lookup4(published(&c), 5));
+	CHECK(nfg_rs_array_lookup4(published(&c), 15));
+
+	/* an allocation failure changes nothing; the next try works */
+	shim_fail_alloc_in(1);
+	CHECK_EQ(nfg_rs_core_expire(&c, 500, &n), -ENOMEM);
+	shim_fail_alloc_in(0);
+	CHECK_EQ(n, 0);
+	EXPECT_EXP(&c, rt4(10, 19, 0), rt4(30, 39, 200), rt4(50, 59, 101));
+	CHECK_EQ(nfg_rs_core_expire(&c, 500, &n), 0);
+	CHECK_EQ(n, 2);
+	EXPECT_EXP(&c, rt4(10, 19, 0));
+	CHECK_EQ(c.next_expiry, 0);
+	CHECK(!published(&c)->timed);
+	nfg_rs_core_info(&c, &ci);
+	CHECK_EQ(ci.expiries, 4);
+
+	/* the last range expiring publishes the empty set */
+	CHECK_EQ(add1(&c, rt4(10, 19, 600)), 0);	/* permanent stays */
+	CHECK_EQ(del1(&c, r4(10, 19)), 0);
+	CHECK_EQ(add1(&c, rt4(10, 19, 600)), 0);
+	CHECK_EQ(nfg_rs_core_expire(&c, 600, &n), 0);
+	CHECK_EQ(n, 1);
+	EXPECT_EMPTY(&c);
+	set_fini(&c);
+}
+
+/* ENOSPC and ENOMEM keep the expiries of the state before. */
+static void test_timeout_rollback(void)
+{
+	const struct nfg_rs_range base[] = {
+		rt4(10, 19, 100), rt4(20, 29, 200), rt4(40, 49, 0),
+	};
+	const struct nfg_rs_range adds[] = {
+		rt4(15, 45, 150), rt4(60, 61, 0), rt4(0, 1, 50),
+	};
+	const struct nfg_rs_range after[] = {
+		rt4(0, 1, 50), rt4(10, 14, 100), rt4(15, 19, 150),
+		rt4(20, 29, 200), rt4(30, 39, 150), rt4(40, 49, 0),
+		rt4(60, 61, 0),
+	};
+	struct nfg_rs_core c;
+
+	set_init(&c, false, 6);
+	CHECK_EQ(nfg_rs_core_update(&c, base, ARRAY_SIZE(base), NFG_RS_OP_ADD), 0);
+	CHECK_EQ(nfg_rs_core_update(&c, adds, ARRAY_SIZE(adds), NFG_RS_OP_ADD),
+		 -ENOSPC);
+	expect_exp_at(&c, base, ARRAY_SIZE(base), __FILE__, __LINE__);
+	c.maxelem = 7;
+	enomem_walk(&c, adds, ARRAY_SIZE(adds), NFG_RS_OP_ADD,
+		    after, ARRAY_SIZE(after));
+	expect_exp_at(&c, after, ARRAY_SIZE(after), __FILE__, __LINE__);
+	set_fini(&c);
+}
+
+/*
+ * Random adds (with random expiries), deletes and expiry runs on a small
+ * universe against a model of each address's expiry; the same batches in
+ * reverse order give the same set.
+ */
+#define TM_SIZE	160
+#define TM_NONE	UINT64_MAX
+
+static void timeout_model_check(struct nfg_rs_core *c, const u64 *model,
+				int line)
+{
+	const struct nfg_rs_array *arr = published(c);
+	struct nfg_rs_range r;
+	u64 got[TM_SIZE];
+	u32 i, a;
+
+	for (a = 0; a < TM_SIZE; a++)
+		got[a] = TM_NONE;
+	for (i = 0; arr && i < arr->count; i++) {
+		nfg_rs_array_range(arr, i, &r);
+		for (a = (u32)r.start.lo; a <= r.end.lo && a < TM_SIZE; a++)
+			got[a] = r.expires;
+	}
+	for (a = 0; a < TM_SIZE; a++)
+		if (got[a] != model[a]) {
+			fail_at(__FILE__, line, "address %u expires %" PRIu64
+				", model %" PRIu64, a, got[a], model[a]);
+			return;
+		}
+}
+
+static void test_timeout_random(void)
+{
+	struct nfg_rs_core c, rev;
+	u64 model[TM_SIZE], now = 1, st = 0x7157;
+	struct nfg_rs_range b[8], rb[8];
+	unsigned int round, i, nb;
+	u32 a, n;
+
+	set_init(&c, false, 100000);
+	set_init(&rev, false, 100000);
+	for (a = 0; a < TM_SIZE; a++)
+		model[a] = TM_NONE;
+	for (round = 0; round < 4000; round++) {
+		u64 op = nfg_xorshift64s(&st) % 10;
+
+		if (op < 6) {
+			nb = 1 + nfg_xorshift64s(&st) % 8;
+			for (i = 0; i < nb; i++) {
+				u32 s0 = nfg_xorshift64s(&st) % TM_SIZE;
+				u32 len = nfg_xorshift64s(&st) % 20;
+				u64 e = nfg_xorshift64s(&st) % 4;
+				u32 e0 = s0 + len < TM_SIZE ? s0 + len : TM_SIZE - 1;
+
+				/* 0 = permanent, else now + 1..30 */
+				e = e ? now + 1 + nfg_xorshift64s(&st) % 30 : 0;
+				b[i] = rt4(s0, e0, e);
+				rb[nb - 1 - i] = b[i];
+				for (a = s0; a <= e0; a++)
+					if (model[a] == TM_NONE ||
+					    !rs_exp_ge(model[a], e))
+						model[a] = e;
+			}
+			CHECK_EQ(nfg_rs_core_update(&c, b, nb, NFG_RS_OP_ADD), 0);
+			CHECK_EQ(nfg_rs_core_update(&rev, rb, nb, NFG_RS_OP_ADD), 0);
+		} else if (op < 8) {
+			u32 s0 = nfg_xorshift64s(&st) % TM_SIZE;
+			u32 len = nfg_xorshift64s(&st) % 10;
+			u32 e0 = s0 + len < TM_SIZE ? s0 + len : TM_SIZE - 1;
+
+			for (a = s0; a <= e0; a++)
+				model[a] = TM_NONE;
+			CHECK_EQ(del1(&c, r4(s0, e0)), 0);
+			CHECK_EQ(del1(&rev, r4(s0, e0)), 0);
+		} else {
+			now += 1 + nfg_xorshift64s(&st) % 5;
+			for (a = 0; a < TM_SIZE; a++)
+				if (model[a] != TM_NONE && model[a] &&
+				    model[a] <= now)
+					model[a] = TM_NONE;
+			CHECK_EQ(nfg_rs_core_expire(&c, now, &n), 0);
+			CHECK_EQ(nfg_rs_core_expire(&rev, now, &n), 0);
+		}
+		if (!check_core(&c) || !check_core(&rev))
+			break;
+		timeout_model_check(&c, model, __LINE__);
+		timeout_model_check(&rev, model, __LINE__);
+		if (cur_failures)
+			break;
+	}
+	set_fini(&c);
+	set_fini(&rev);
+}
+
 static const struct universe U4_ZERO = { false, { 0, 0 } };
 static const struct universe U4_MID = { false, { 0, 0x0a000000 } };
 static const struct universe U4_TOP = { false, { 0, 0xffff0000 } };
@@ -1108,6 +1386,10 @@ int main(void)
 	run("lookup_exhaustive", test_lookup_exhaustive);
 	run("key_conversion", test_key_conversion);
 	run("stats_info", test_stats_info);
+	run("timeout_merge", test_timeout_merge);
+	run("timeout_expire", test_timeout_expire);
+	run("timeout_rollback", test_timeout_rollback);
+	run("timeout_random", test_timeout_random);
 	run("random_v4_zero", test_random_v4_zero);
 	run("random_v4_mid", test_random_v4_mid);
 	run("random_v4_top", test_random_v4_top);

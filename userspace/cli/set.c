@@ -28,9 +28,10 @@
 void usage_set(FILE *f)
 {
 	fprintf(f,
-		"nfguard set create NAME ipv4|ipv6 [maxelem N]\n"
+		"nfguard set create NAME ipv4|ipv6 [maxelem N] [timeout S]\n"
 		"nfguard set destroy NAME\n"
 		"nfguard set add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE\n"
+		"                                          (each with [timeout S] at the end)\n"
 		"nfguard set del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE\n"
 		"nfguard set flush NAME\n"
 		"nfguard set test NAME ELEM     (exit 0: in the set, 2: not in the set)\n"
@@ -39,7 +40,11 @@ void usage_set(FILE *f)
 		"nfguard set list [NAME]\n"
 		"nfguard set save [NAME]\n"
 		"nfguard set restore [-f FILE|-] [--replace]\n"
-		"  ELEM: 10.0.0.1, 10.0.0.0/8, 10.0.0.1-10.0.0.9, 2001:db8::/32, ...\n");
+		"  ELEM: 10.0.0.1, 10.0.0.0/8, 10.0.0.1-10.0.0.9, 2001:db8::/32, ...\n"
+		"  timeout S: seconds until the elements expire (0: never, at most %u);\n"
+		"    create: the set's default for adds without one; adding again\n"
+		"    refreshes (overlapping parts keep the later expiry)\n",
+		NFG_RS_TIMEOUT_MAX);
 }
 
 static char what[128];
@@ -89,34 +94,63 @@ static uint8_t family_or_die(struct nfg_rs *h, const char *name)
 
 /* ---- create / destroy / flush / swap / rename ----------------------------- */
 
+/* Decimal number in [min, max] or die with @msg. */
+static uint32_t number_or_die(const char *s, unsigned long long min,
+			      unsigned long long max, const char *msg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		cli_die(what, "%s", msg);
+	return (uint32_t)v;
+}
+
+static uint32_t timeout_or_die(const char *s)
+{
+	static char msg[80];
+
+	snprintf(msg, sizeof(msg),
+		 "timeout must be a number of seconds from 0 to %u",
+		 NFG_RS_TIMEOUT_MAX);
+	return number_or_die(s, 0, NFG_RS_TIMEOUT_MAX, msg);
+}
+
 static int set_create(int argc, char **argv)
 {
+	static const char syntax[] =
+		"create NAME ipv4|ipv6 [maxelem N] [timeout S]";
 	struct nfg_err e;
 	struct nfg_rs *h;
-	uint32_t maxelem = 0;
+	uint32_t maxelem = 0, timeout = 0;
 	uint8_t family;
+	char msg[64];
+	int k;
 
-	need_args(argc, 3, 5, "create NAME ipv4|ipv6 [maxelem N]");
+	need_args(argc, 3, 7, syntax);
 	check_name_or_die(argv[1], true);
 	family = nfg_family_parse(argv[2]);
 	if (!family)
 		cli_die(what, "unknown family \"%s\" (use ipv4 or ipv6)", argv[2]);
-	if (argc > 3) {
-		char *end;
-		unsigned long long v;
-
-		if (strcmp(argv[3], "maxelem") || argc != 5)
-			cli_die(what, "usage: nfguard set create NAME ipv4|ipv6 [maxelem N]");
-		errno = 0;
-		v = strtoull(argv[4], &end, 10);
-		if (errno || end == argv[4] || *end || argv[4][0] == '-' ||
-		    v < 1 || v > NFG_RS_MAXELEM_LIMIT)
-			cli_die(what, "maxelem must be a number from 1 to %u",
-				NFG_RS_MAXELEM_LIMIT);
-		maxelem = (uint32_t)v;
+	for (k = 3; k < argc; k += 2) {
+		if (k + 1 >= argc)
+			cli_die(what, "usage: nfguard set %s", syntax);
+		if (!strcmp(argv[k], "maxelem")) {
+			snprintf(msg, sizeof(msg),
+				 "maxelem must be a number from 1 to %u",
+				 NFG_RS_MAXELEM_LIMIT);
+			maxelem = number_or_die(argv[k + 1], 1,
+						NFG_RS_MAXELEM_LIMIT, msg);
+		} else if (!strcmp(argv[k], "timeout")) {
+			timeout = timeout_or_die(argv[k + 1]);
+		} else {
+			cli_die(what, "usage: nfguard set %s", syntax);
+		}
 	}
 	h = open_or_die();
-	if (nfg_rs_create(h, argv[1], family, maxelem, &e) < 0)
+	if (nfg_rs_create_timeout(h, argv[1], family, maxelem, timeout, &e) < 0)
 		cli_die(what, "%s", nfg_err_str(&e));
 	nfg_rs_close(h);
 	return 0;
@@ -191,15 +225,23 @@ static int set_adddel(int argc, char **argv)
 {
 	bool add = !strcmp(argv[0], "add");
 	struct elemfile_ctx c = { 0 };
+	uint32_t timeout = NFG_RS_TIMEOUT_SET, *tmo = NULL;
 	struct nfg_rs_batch b;
 	struct nfg_err e;
 	struct nfg_rs *h;
+	size_t j;
 	int i, ret;
+
+	/* add ... timeout S */
+	if (add && argc >= 4 && !strcmp(argv[argc - 2], "timeout")) {
+		timeout = timeout_or_die(argv[argc - 1]);
+		argc -= 2;
+	}
 
 	/* "add NAME" alone reads stdin when it is not a terminal */
 	if (argc == 2 && isatty(STDIN_FILENO))
 		argc = 0;
-	need_args(argc, 2, -1, add ? "add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE" :
+	need_args(argc, 2, -1, add ? "add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE  [timeout S]" :
 		  "del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE");
 	check_name_or_die(argv[1], false);
 	h = open_or_die();
@@ -238,9 +280,17 @@ static int set_adddel(int argc, char **argv)
 		cli_die(what, "%u invalid element%s: nothing was changed",
 			c.errors, c.errors == 1 ? "" : "s");
 	}
-	if (add)
+	if (add && timeout != NFG_RS_TIMEOUT_SET) {
+		tmo = calloc(c.v.n ? c.v.n : 1, sizeof(*tmo));
+		if (!tmo)
+			cli_die(what, "out of memory");
+		for (j = 0; j < c.v.n; j++)
+			tmo[j] = timeout;
+		ret = nfg_rs_add_timeout(h, argv[1], c.v.r, tmo, c.v.n, &b, &e);
+		free(tmo);
+	} else if (add) {
 		ret = nfg_rs_add(h, argv[1], c.v.r, c.v.n, &b, &e);
-	else
+	} else
 		ret = nfg_rs_del(h, argv[1], c.v.r, c.v.n, &b, &e);
 	if (ret < 0) {
 		report_batch_failure(&b, &e);
@@ -294,6 +344,7 @@ static void all_sets_or_die(struct nfg_rs *h, struct setlist *l)
 struct print_ctx {
 	const char *name;
 	struct nfg_rs_info hdr;
+	struct nfg_rs_tinfo thdr;
 	bool hdr_done;
 	bool save;
 };
@@ -307,32 +358,38 @@ static void print_hdr(struct print_ctx *c)
 		return;
 	c->hdr_done = true;
 	if (c->save) {
-		nfg_rsline_create(buf, sizeof(buf), c->name, s->family,
-				  s->maxelem);
+		nfg_rsline_create_t(buf, sizeof(buf), c->name, s->family,
+				    s->maxelem, c->thdr.timeout);
 		fputs(buf, stdout);
 		return;
 	}
 	printf("Name: %s\nFamily: %s\nMaxelem: %" PRIu32 "\nRanges: %" PRIu32
 	       "\nReferences: %" PRIu32 "\nLookups: %" PRIu64 "\nHits: %" PRIu64
-	       "\nMemory: %" PRIu64 " bytes\nMembers:\n",
+	       "\nMemory: %" PRIu64 " bytes\nTimeout: %" PRIu32
+	       "\nExpiries: %" PRIu64 "\nMembers:\n",
 	       c->name, nfg_family_name(s->family), s->maxelem, s->count,
-	       s->refs, s->lookups, s->hits, s->memsize);
+	       s->refs, s->lookups, s->hits, s->memsize, c->thdr.timeout,
+	       c->thdr.expiries);
 }
 
-static int print_range(const struct nfg_range *r, void *data)
+/* @timeout: seconds left, 0 = permanent. */
+static int print_range(const struct nfg_range *r, uint32_t timeout, void *data)
 {
 	struct print_ctx *c = data;
 	char buf[NFG_RANGE_STRLEN + 64];
 
 	print_hdr(c);
 	if (c->save) {
-		if (nfg_rsline_add(buf, sizeof(buf), c->name, r) < 0)
+		if (nfg_rsline_add_t(buf, sizeof(buf), c->name, r, timeout) < 0)
 			return -EPROTO;
 		fputs(buf, stdout);
 	} else {
 		if (nfg_range_format(r, buf, sizeof(buf)) < 0)
 			return -EPROTO;
-		puts(buf);
+		if (timeout)
+			printf("%s timeout %" PRIu32 "\n", buf, timeout);
+		else
+			puts(buf);
 	}
 	return ferror(stdout) ? -EIO : 0;
 }
@@ -345,7 +402,7 @@ static int print_set(struct nfg_rs *h, const char *name, bool save,
 	struct nfg_err e;
 	int ret;
 
-	ret = nfg_rs_dump(h, name, &c.hdr, print_range, &c, &e);
+	ret = nfg_rs_dump_timeout(h, name, &c.hdr, &c.thdr, print_range, &c, &e);
 	if (ret == -ENOENT && !must_exist && !c.hdr_done)
 		return -ENOENT;
 	if (ret == -EIO)
@@ -564,19 +621,22 @@ static int set_restore(int argc, char **argv)
 				snprintf(tmp[i], sizeof(tmp[i]), "nfgtmp.%u.%u.%u",
 					 (unsigned int)getpid() % 10000000u,
 					 (unsigned int)(i % 100000), tries % 10u);
-				if (nfg_rs_create(c.h, tmp[i], s->family,
-						  s->maxelem, &e) == 0)
+				if (nfg_rs_create_timeout(c.h, tmp[i], s->family,
+							  s->maxelem, s->timeout,
+							  &e) == 0)
 					break;
 				if (e.code != EEXIST || ++tries >= 10)
 					goto fail_create;
 			}
 			target = tmp[i];
-		} else if (nfg_rs_create(c.h, s->name, s->family, s->maxelem,
-					 &e) < 0) {
+		} else if (nfg_rs_create_timeout(c.h, s->name, s->family,
+						 s->maxelem, s->timeout, &e) < 0) {
 			goto fail_create;
 		}
 		snprintf(u.names[u.n++], XT_RANGESET_MAXNAMELEN, "%s", target);
-		if (nfg_rs_add(c.h, target, s->elems.r, s->elems.n, &b, &e) < 0) {
+		if (nfg_rs_add_timeout(c.h, target, s->elems.r,
+				       s->timed ? s->tmo : NULL, s->elems.n,
+				       &b, &e) < 0) {
 			cli_err(what, "line %u: set \"%s\": %s", s->line,
 				s->name, nfg_err_str(&e));
 			goto fail;
@@ -594,7 +654,9 @@ fail_create:
 
 		if (s->create || !s->elems.n)
 			continue;
-		if (nfg_rs_add(c.h, s->name, s->elems.r, s->elems.n, &b, &e) < 0) {
+		if (nfg_rs_add_timeout(c.h, s->name, s->elems.r,
+				       s->timed ? s->tmo : NULL, s->elems.n,
+				       &b, &e) < 0) {
 			cli_err(what, "set \"%s\" (first named on line %u): %s",
 				s->name, s->line, nfg_err_str(&e));
 			if (b.requests_done)

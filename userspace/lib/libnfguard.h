@@ -261,6 +261,51 @@ NFG_API int nfg_rs_dump(struct nfg_rs *h, const char *name,
 			struct nfg_rs_info *hdr, nfg_rs_range_cb cb, void *data,
 			struct nfg_err *e);
 
+/*
+ * Timeouts, in seconds (0 = permanent, at most NFG_RS_TIMEOUT_MAX). A set
+ * has a default timeout for elements added without one. Adding a range
+ * again gives each part already in the set the later of its expiry and
+ * the new one (permanent is the latest), so re-adding refreshes; adjacent
+ * ranges with different expiries stay separate ranges. Expired ranges
+ * leave the set within a second. Kernels without timeouts refuse these
+ * calls (an "unknown attribute" error); the calls above never send one.
+ */
+#define NFG_RS_TIMEOUT_MAX	2147483U
+/* Per element of nfg_rs_add_timeout(): use the set's default timeout. */
+#define NFG_RS_TIMEOUT_SET	UINT32_MAX
+
+/* Timeout facts of a set (LIST header). */
+struct nfg_rs_tinfo {
+	uint32_t timeout;	/* the set's default, 0 = none */
+	uint64_t expiries;	/* ranges removed on expiry so far */
+};
+
+/* CREATE with a default timeout. */
+NFG_API int nfg_rs_create_timeout(struct nfg_rs *h, const char *name,
+				  uint8_t family, uint32_t maxelem,
+				  uint32_t timeout, struct nfg_err *e);
+/* LIST doit: one set's timeout facts. */
+NFG_API int nfg_rs_get_timeout(struct nfg_rs *h, const char *name,
+			       struct nfg_rs_tinfo *out, struct nfg_err *e);
+/*
+ * ADD with timeouts: timeouts[i] (seconds, 0 = permanent, or
+ * NFG_RS_TIMEOUT_SET) for r[i]. timeouts == NULL is nfg_rs_add(). With
+ * timeouts, r[] is sent as it is (not merged; the kernel's result does
+ * not depend on the order).
+ */
+NFG_API int nfg_rs_add_timeout(struct nfg_rs *h, const char *name,
+			       struct nfg_range *r, const uint32_t *timeouts,
+			       size_t n, struct nfg_rs_batch *b,
+			       struct nfg_err *e);
+/* Dump callback with each range's seconds left (0 = permanent). */
+typedef int (*nfg_rs_trange_cb)(const struct nfg_range *r, uint32_t timeout,
+				void *data);
+/* nfg_rs_dump() with the timeout facts (thdr may be NULL) and seconds left. */
+NFG_API int nfg_rs_dump_timeout(struct nfg_rs *h, const char *name,
+				struct nfg_rs_info *hdr,
+				struct nfg_rs_tinfo *thdr, nfg_rs_trange_cb cb,
+				void *data, struct nfg_err *e);
+
 /* ---- kconnlimit (nfg_kconnlimit) ----------------------------------------- */
 
 /* --kconnlimit-name labels: at most NFG_KCL_NAMELEN-1 bytes. */

@@ -180,6 +180,12 @@ static int rs_simple(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 int nfg_rs_create(struct nfg_rs *h, const char *name, uint8_t family,
 		  uint32_t maxelem, struct nfg_err *e)
 {
+	return nfg_rs_create_timeout(h, name, family, maxelem, 0, e);
+}
+
+int nfg_rs_create_timeout(struct nfg_rs *h, const char *name, uint8_t family,
+			  uint32_t maxelem, uint32_t timeout, struct nfg_err *e)
+{
 	struct nlmsghdr *nlh;
 	int ret;
 
@@ -190,8 +196,15 @@ int nfg_rs_create(struct nfg_rs *h, const char *name, uint8_t family,
 	nlh = rs_msg(h, NFG_RS_CMD_CREATE, NLM_F_ACK);
 	mnl_attr_put_strz(nlh, NFG_RS_A_NAME, name);
 	mnl_attr_put_u8(nlh, NFG_RS_A_FAMILY, family);
+	if (timeout > NFG_RS_TIMEOUT_MAX)
+		return nfg_err_set(e, EINVAL,
+				   "timeout must be a number of seconds from 0 to %u",
+				   NFG_RS_TIMEOUT_MAX);
 	if (maxelem)
 		mnl_attr_put_u32(nlh, NFG_RS_A_MAXELEM, maxelem);
+	/* only when asked for: kernels without timeouts keep working */
+	if (timeout)
+		mnl_attr_put_u32(nlh, NFG_RS_A_TIMEOUT, timeout);
 	ret = nfg_genl_talk(h->g, nlh, NULL, NULL, e);
 	if (ret < 0)
 		default_msg(e, OP_CREATE, name, NULL);
@@ -238,6 +251,8 @@ static const enum mnl_attr_data_type rs_types[NFG_RS_A_MAX + 1] = {
 	[NFG_RS_A_LOOKUPS] = MNL_TYPE_U64,
 	[NFG_RS_A_HITS] = MNL_TYPE_U64,
 	[NFG_RS_A_MEMSIZE] = MNL_TYPE_U64,
+	[NFG_RS_A_TIMEOUT] = MNL_TYPE_U32,
+	[NFG_RS_A_EXPIRIES] = MNL_TYPE_U64,
 	[NFG_RS_A_ELEMS] = MNL_TYPE_NESTED,
 	[NFG_RS_A_ELEM] = MNL_TYPE_NESTED,
 };
@@ -277,8 +292,18 @@ static bool rs_info(const struct rs_tb *tb, struct nfg_rs_info *o)
 	return true;
 }
 
+/* Header attributes -> timeout facts (absent: an older kernel, zeros). */
+static void rs_tinfo(const struct rs_tb *tb, struct nfg_rs_tinfo *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (tb->a[NFG_RS_A_TIMEOUT])
+		o->timeout = mnl_attr_get_u32(tb->a[NFG_RS_A_TIMEOUT]);
+	if (tb->a[NFG_RS_A_EXPIRIES])
+		o->expiries = mnl_attr_get_u64(tb->a[NFG_RS_A_EXPIRIES]);
+}
+
 struct elem_tb {
-	const struct nlattr *start, *end;
+	const struct nlattr *start, *end, *timeout;
 };
 
 static int elem_attr_cb(const struct nlattr *attr, void *data)
@@ -292,14 +317,18 @@ static int elem_attr_cb(const struct nlattr *attr, void *data)
 	case NFG_RS_E_END:
 		t->end = attr;
 		break;
+	case NFG_RS_E_TIMEOUT:
+		t->timeout = attr;
+		break;
 	default:
 		break;
 	}
 	return MNL_CB_OK;
 }
 
-/* One ELEM nest -> range. Returns 0 or -1 (malformed). */
-static int rs_elem(const struct nlattr *elem, struct nfg_range *r)
+/* One ELEM nest -> range and seconds left. Returns 0 or -1 (malformed). */
+static int rs_elem(const struct nlattr *elem, struct nfg_range *r,
+		   uint32_t *timeout)
 {
 	struct elem_tb t = { 0 };
 	uint16_t len;
@@ -307,6 +336,12 @@ static int rs_elem(const struct nlattr *elem, struct nfg_range *r)
 	if (mnl_attr_parse_nested(elem, elem_attr_cb, &t) < 0 ||
 	    !t.start || !t.end)
 		return -1;
+	*timeout = 0;
+	if (t.timeout) {
+		if (mnl_attr_validate(t.timeout, MNL_TYPE_U32) < 0)
+			return -1;
+		*timeout = mnl_attr_get_u32(t.timeout);
+	}
 	len = mnl_attr_get_payload_len(t.start);
 	if (len != mnl_attr_get_payload_len(t.end) || (len != 4 && len != 16))
 		return -1;
@@ -321,6 +356,7 @@ static int rs_elem(const struct nlattr *elem, struct nfg_range *r)
 
 struct get_ctx {
 	struct nfg_rs_info *out;
+	struct nfg_rs_tinfo *tout;	/* may be NULL */
 	bool found;
 	bool bad;
 };
@@ -334,15 +370,19 @@ static int get_cb(const struct nlmsghdr *nlh, void *data)
 		c->bad = true;
 		return MNL_CB_ERROR;
 	}
-	if (rs_info(&tb, c->out))
+	if (rs_info(&tb, c->out)) {
+		if (c->tout)
+			rs_tinfo(&tb, c->tout);
 		c->found = true;
+	}
 	return MNL_CB_OK;
 }
 
-int nfg_rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
-	       struct nfg_err *e)
+/* LIST doit: the header into *out, and the timeout facts into *tout. */
+static int rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
+		  struct nfg_rs_tinfo *tout, struct nfg_err *e)
 {
-	struct get_ctx c = { .out = out };
+	struct get_ctx c = { .out = out, .tout = tout };
 	struct nlmsghdr *nlh;
 	int ret;
 
@@ -360,6 +400,20 @@ int nfg_rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
 	if (ret < 0)
 		default_msg(e, OP_LIST, name, NULL);
 	return ret;
+}
+
+int nfg_rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
+	       struct nfg_err *e)
+{
+	return rs_get(h, name, out, NULL, e);
+}
+
+int nfg_rs_get_timeout(struct nfg_rs *h, const char *name,
+		       struct nfg_rs_tinfo *out, struct nfg_err *e)
+{
+	struct nfg_rs_info info;
+
+	return rs_get(h, name, &info, out, e);
 }
 
 struct list_ctx {
@@ -451,7 +505,9 @@ int nfg_rs_list_all(struct nfg_rs *h, struct nfg_rs_info **sets, size_t *n,
 
 struct dump_ctx {
 	struct nfg_rs_info *hdr;
+	struct nfg_rs_tinfo *thdr;
 	nfg_rs_range_cb cb;
+	nfg_rs_trange_cb tcb;
 	void *data;
 	int cbret;
 	bool bad;
@@ -461,7 +517,9 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct dump_ctx *c = data;
 	const struct nlattr *pos;
+	struct nfg_rs_info info;
 	struct nfg_range r;
+	uint32_t timeout;
 	struct rs_tb tb;
 
 	if (rs_parse(nlh, &tb) < 0) {
@@ -470,35 +528,40 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	if (c->hdr)
 		rs_info(&tb, c->hdr);
+	if (c->thdr && rs_info(&tb, &info))
+		rs_tinfo(&tb, c->thdr);
 	if (!tb.a[NFG_RS_A_ELEMS])
 		return MNL_CB_OK;
 	mnl_attr_for_each_nested(pos, tb.a[NFG_RS_A_ELEMS]) {
 		if (mnl_attr_get_type(pos) != NFG_RS_A_ELEM)
 			continue;
-		if (rs_elem(pos, &r) < 0) {
+		if (rs_elem(pos, &r, &timeout) < 0) {
 			c->bad = true;
 			return MNL_CB_ERROR;
 		}
-		if (!c->cb)
-			continue;
-		c->cbret = c->cb(&r, c->data);
+		if (c->tcb)
+			c->cbret = c->tcb(&r, timeout, c->data);
+		else if (c->cb)
+			c->cbret = c->cb(&r, c->data);
 		if (c->cbret)
 			return MNL_CB_ERROR;
 	}
 	return MNL_CB_OK;
 }
 
-int nfg_rs_dump(struct nfg_rs *h, const char *name, struct nfg_rs_info *hdr,
-		nfg_rs_range_cb cb, void *data, struct nfg_err *e)
+static int rs_dump(struct nfg_rs *h, const char *name, struct dump_ctx *cp,
+		   struct nfg_err *e)
 {
-	struct dump_ctx c = { .hdr = hdr, .cb = cb, .data = data };
+	struct dump_ctx c = *cp;
 	struct nlmsghdr *nlh;
 	int ret;
 
 	if ((ret = name_ok(name, e)) < 0)
 		return ret;
-	if (hdr)
-		memset(hdr, 0, sizeof(*hdr));
+	if (c.hdr)
+		memset(c.hdr, 0, sizeof(*c.hdr));
+	if (c.thdr)
+		memset(c.thdr, 0, sizeof(*c.thdr));
 	nlh = rs_msg(h, NFG_RS_CMD_LIST, NLM_F_DUMP);
 	mnl_attr_put_strz(nlh, NFG_RS_A_NAME, name);
 	ret = nfg_genl_talk(h->g, nlh, dump_cb, &c, e);
@@ -509,9 +572,29 @@ int nfg_rs_dump(struct nfg_rs *h, const char *name, struct nfg_rs_info *hdr,
 	return cb_result(ret, c.cbret, e);
 }
 
+int nfg_rs_dump(struct nfg_rs *h, const char *name, struct nfg_rs_info *hdr,
+		nfg_rs_range_cb cb, void *data, struct nfg_err *e)
+{
+	struct dump_ctx c = { .hdr = hdr, .cb = cb, .data = data };
+
+	return rs_dump(h, name, &c, e);
+}
+
+int nfg_rs_dump_timeout(struct nfg_rs *h, const char *name,
+			struct nfg_rs_info *hdr, struct nfg_rs_tinfo *thdr,
+			nfg_rs_trange_cb cb, void *data, struct nfg_err *e)
+{
+	struct dump_ctx c = { .hdr = hdr, .thdr = thdr, .tcb = cb,
+			      .data = data };
+
+	return rs_dump(h, name, &c, e);
+}
+
 /* ---- elements ----------------------------------------------------------- */
 
-static void put_elem(struct nlmsghdr *nlh, const struct nfg_range *r)
+/* @timeout: NFG_RS_TIMEOUT_SET sends none (the set's default). */
+static void put_elem(struct nlmsghdr *nlh, const struct nfg_range *r,
+		     uint32_t timeout)
 {
 	unsigned int alen = nfg_addr_len(r->family);
 	struct nlattr *ne;
@@ -519,6 +602,8 @@ static void put_elem(struct nlmsghdr *nlh, const struct nfg_range *r)
 	ne = mnl_attr_nest_start(nlh, NFG_RS_A_ELEM);
 	mnl_attr_put(nlh, NFG_RS_E_START, alen, r->start);
 	mnl_attr_put(nlh, NFG_RS_E_END, alen, r->end);
+	if (timeout != NFG_RS_TIMEOUT_SET)
+		mnl_attr_put_u32(nlh, NFG_RS_E_TIMEOUT, timeout);
 	mnl_attr_nest_end(nlh, ne);
 }
 
@@ -556,7 +641,7 @@ int nfg_rs_test(struct nfg_rs *h, const char *name,
 	nlh = rs_msg(h, NFG_RS_CMD_TEST, NLM_F_ACK);
 	mnl_attr_put_strz(nlh, NFG_RS_A_NAME, name);
 	nest = mnl_attr_nest_start(nlh, NFG_RS_A_ELEMS);
-	put_elem(nlh, r);
+	put_elem(nlh, r, NFG_RS_TIMEOUT_SET);
 	mnl_attr_nest_end(nlh, nest);
 	ret = nfg_genl_talk(h->g, nlh, test_cb, &c, e);
 	if (c.bad)
@@ -572,10 +657,11 @@ int nfg_rs_test(struct nfg_rs *h, const char *name,
 }
 
 static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
-		    const char *name, struct nfg_range *r, size_t n,
-		    struct nfg_rs_batch *b, struct nfg_err *e)
+		    const char *name, struct nfg_range *r,
+		    const uint32_t *tmo, size_t n, struct nfg_rs_batch *b,
+		    struct nfg_err *e)
 {
-	size_t i, bs, per_nest, whole;
+	size_t i, bs, per_nest, whole, eb;
 	struct nfg_rs_batch dummy;
 	uint8_t fam;
 	int ret;
@@ -597,8 +683,15 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 					   "IPv4 and IPv6 elements mixed in one batch");
 		if (nfg_addr_cmp(r[i].start, r[i].end, nfg_addr_len(fam)) > 0)
 			return nfg_err_set(e, EINVAL, "range with start > end");
+		if (tmo && tmo[i] != NFG_RS_TIMEOUT_SET &&
+		    tmo[i] > NFG_RS_TIMEOUT_MAX)
+			return nfg_err_set(e, EINVAL,
+					   "timeout must be a number of seconds from 0 to %u",
+					   NFG_RS_TIMEOUT_MAX);
 	}
-	n = nfg_ranges_normalize(r, n);
+	/* merging would lose the elements' own timeouts */
+	if (!tmo)
+		n = nfg_ranges_normalize(r, n);
 	b->elems = n;
 	/*
 	 * One request for everything when the socket takes it: the kernel
@@ -607,14 +700,19 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 	 * CAP_NET_ADMIN, or over 64 MiB) is it split into requests of bs
 	 * elements, each applied whole.
 	 */
-	per_nest = (UINT16_MAX - MNL_ATTR_HDRLEN) / elem_bytes(nfg_addr_len(fam));
+	eb = elem_bytes(nfg_addr_len(fam)) +
+	     (tmo ? MNL_ATTR_HDRLEN + MNL_ALIGN(sizeof(uint32_t)) : 0);
+	per_nest = (UINT16_MAX - MNL_ATTR_HDRLEN) / eb;
 	whole = RS_MSG_OVERHEAD +
-		(n + per_nest - 1) / per_nest * MNL_ATTR_HDRLEN +
-		n * elem_bytes(nfg_addr_len(fam));
-	if (!h->batch_set && nfg_genl_reserve(h->g, whole) == 0)
+		(n + per_nest - 1) / per_nest * MNL_ATTR_HDRLEN + n * eb;
+	if (!h->batch_set && nfg_genl_reserve(h->g, whole) == 0) {
 		bs = n;
-	else
+	} else {
 		bs = nfg_rs_batch_size(h, fam);
+		/* that counts elements without a timeout */
+		if (tmo && !(bs = bs * elem_bytes(nfg_addr_len(fam)) / eb))
+			bs = 1;
+	}
 	b->requests = (n + bs - 1) / bs;
 
 	for (i = 0; i < n; i += bs) {
@@ -631,7 +729,8 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 					mnl_attr_nest_end(nlh, nest);
 				nest = mnl_attr_nest_start(nlh, NFG_RS_A_ELEMS);
 			}
-			put_elem(nlh, &r[i + j]);
+			put_elem(nlh, &r[i + j],
+				 tmo ? tmo[i + j] : NFG_RS_TIMEOUT_SET);
 		}
 		mnl_attr_nest_end(nlh, nest);
 		ret = nfg_genl_talk(h->g, nlh, NULL, NULL, e);
@@ -648,11 +747,18 @@ static int rs_elems(struct nfg_rs *h, enum rs_op op, uint8_t cmd,
 int nfg_rs_add(struct nfg_rs *h, const char *name, struct nfg_range *r,
 	       size_t n, struct nfg_rs_batch *b, struct nfg_err *e)
 {
-	return rs_elems(h, OP_ADD, NFG_RS_CMD_ADD, name, r, n, b, e);
+	return rs_elems(h, OP_ADD, NFG_RS_CMD_ADD, name, r, NULL, n, b, e);
+}
+
+int nfg_rs_add_timeout(struct nfg_rs *h, const char *name, struct nfg_range *r,
+		       const uint32_t *timeouts, size_t n,
+		       struct nfg_rs_batch *b, struct nfg_err *e)
+{
+	return rs_elems(h, OP_ADD, NFG_RS_CMD_ADD, name, r, timeouts, n, b, e);
 }
 
 int nfg_rs_del(struct nfg_rs *h, const char *name, struct nfg_range *r,
 	       size_t n, struct nfg_rs_batch *b, struct nfg_err *e)
 {
-	return rs_elems(h, OP_DEL, NFG_RS_CMD_DEL, name, r, n, b, e);
+	return rs_elems(h, OP_DEL, NFG_RS_CMD_DEL, name, r, NULL, n, b, e);
 }

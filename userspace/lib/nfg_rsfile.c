@@ -132,21 +132,40 @@ int nfg_elemline_parse(char *line, uint8_t family, struct nfg_rangevec *v,
 	return 0;
 }
 
-int nfg_rsline_create(char *buf, size_t len, const char *name,
-		      uint8_t family, uint32_t maxelem)
+int nfg_rsline_create_t(char *buf, size_t len, const char *name,
+			uint8_t family, uint32_t maxelem, uint32_t timeout)
 {
+	if (timeout)
+		return snprintf(buf, len, "create %s %s maxelem %u timeout %u\n",
+				name, nfg_family_name(family), maxelem,
+				timeout);
 	return snprintf(buf, len, "create %s %s maxelem %u\n", name,
 			nfg_family_name(family), maxelem);
 }
 
-int nfg_rsline_add(char *buf, size_t len, const char *name,
-		   const struct nfg_range *r)
+int nfg_rsline_create(char *buf, size_t len, const char *name,
+		      uint8_t family, uint32_t maxelem)
+{
+	return nfg_rsline_create_t(buf, len, name, family, maxelem, 0);
+}
+
+int nfg_rsline_add_t(char *buf, size_t len, const char *name,
+		     const struct nfg_range *r, uint32_t timeout)
 {
 	char e[NFG_RANGE_STRLEN];
 
 	if (nfg_range_format(r, e, sizeof(e)) < 0)
 		return -1;
+	if (timeout)
+		return snprintf(buf, len, "add %s %s timeout %u\n", name, e,
+				timeout);
 	return snprintf(buf, len, "add %s %s\n", name, e);
+}
+
+int nfg_rsline_add(char *buf, size_t len, const char *name,
+		   const struct nfg_range *r)
+{
+	return nfg_rsline_add_t(buf, len, name, r, 0);
 }
 
 /* ---- restore plan ------------------------------------------------------- */
@@ -191,8 +210,10 @@ void nfg_rsplan_free(struct nfg_rsplan *p)
 {
 	size_t i;
 
-	for (i = 0; i < p->n; i++)
+	for (i = 0; i < p->n; i++) {
 		nfg_rangevec_free(&p->sets[i].elems);
+		free(p->sets[i].tmo);
+	}
 	free(p->sets);
 	memset(p, 0, sizeof(*p));
 }
@@ -223,7 +244,7 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 	struct nfg_rsplan_set *s;
 	bool ipset = false;
 	uint8_t family = 0;
-	uint32_t maxelem = 0, netmask = 0;
+	uint32_t maxelem = 0, netmask = 0, timeout = 0;
 	bool hash_ip = false;
 	long i;
 	int k;
@@ -255,9 +276,20 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 	if (!strcmp(tok[2], "ipv4") || !strcmp(tok[2], "ipv6")) {
 		family = nfg_family_parse(tok[2]);
 		for (k = 3; k < n; k += 2) {
+			if (!strcmp(tok[k], "timeout")) {
+				if (k + 1 >= n ||
+				    parse_u32(tok[k + 1], 0, NFG_RS_TIMEOUT_MAX,
+					      &timeout)) {
+					nfg_seterr(err, errlen,
+					       "timeout must be a number of seconds from 0 to %u",
+					       NFG_RS_TIMEOUT_MAX);
+					return -1;
+				}
+				continue;
+			}
 			if (strcmp(tok[k], "maxelem")) {
 				nfg_seterr(err, errlen,
-				       "unknown option \"%s\" (create NAME ipv4|ipv6 [maxelem N])",
+				       "unknown option \"%s\" (create NAME ipv4|ipv6 [maxelem N] [timeout S])",
 				       tok[k]);
 				return -1;
 			}
@@ -305,12 +337,19 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 					return -1;
 				}
 				k++;
+			} else if (!strcmp(o, "timeout")) {
+				if (!v || parse_u32(v, 0, NFG_RS_TIMEOUT_MAX,
+						    &timeout)) {
+					nfg_seterr(err, errlen, "bad ipset timeout");
+					return -1;
+				}
+				k++;
 			} else if (!strcmp(o, "bitmask")) {
 				nfg_seterr(err, errlen,
 				       "ipset option \"bitmask\" is not supported");
 				return -1;
 			}
-			/* anything else (hashsize, timeout, counters, ...) ignored */
+			/* anything else (hashsize, counters, ...) ignored */
 		}
 		if (netmask && netmask > nfg_addr_len(family) * 8) {
 			nfg_seterr(err, errlen, "netmask %u too long for %s", netmask,
@@ -342,6 +381,25 @@ static int plan_create(struct nfg_rsplan *p, char **tok, int n,
 	s->family = family;
 	s->maxelem = maxelem;
 	s->netmask = netmask;
+	s->timeout = timeout;
+	return 0;
+}
+
+/* Append an element's timeout (NFG_RS_TIMEOUT_SET: the set's default). */
+static int plan_tmo_push(struct nfg_rsplan_set *s, uint32_t t)
+{
+	if (s->elems.n > s->tmo_cap) {
+		size_t cap = s->elems.cap > s->elems.n ? s->elems.cap : s->elems.n;
+		uint32_t *nt = realloc(s->tmo, cap * sizeof(*nt));
+
+		if (!nt)
+			return -1;
+		s->tmo = nt;
+		s->tmo_cap = cap;
+	}
+	s->tmo[s->elems.n - 1] = t;
+	if (t != NFG_RS_TIMEOUT_SET)
+		s->timed = true;
 	return 0;
 }
 
@@ -350,6 +408,7 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 		    void *data, char *err, size_t errlen)
 {
 	const char *name = tok[1];
+	uint32_t timeout = NFG_RS_TIMEOUT_SET;
 	struct nfg_rsplan_set *s;
 	struct nfg_range r;
 	long i;
@@ -388,9 +447,20 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 	}
 
 	for (k = 3; k < n; k++) {
+		if (!strcmp(tok[k], "timeout")) {
+			if (k + 1 >= n ||
+			    parse_u32(tok[k + 1], 0, NFG_RS_TIMEOUT_MAX, &timeout)) {
+				nfg_seterr(err, errlen,
+				       "timeout must be a number of seconds from 0 to %u",
+				       NFG_RS_TIMEOUT_MAX);
+				return -1;
+			}
+			k++;
+			continue;
+		}
 		if (!s->ipset) {
 			nfg_seterr(err, errlen,
-			       "unexpected \"%s\" after the element (one element per add line)",
+			       "unexpected \"%s\" after the element (one element per add line, then [timeout S])",
 			       tok[k]);
 			return -1;
 		}
@@ -405,7 +475,8 @@ static int plan_add(struct nfg_rsplan *p, char **tok, int n,
 		return -1;
 	if (s->netmask)
 		nfg_range_widen(&r, s->netmask);
-	if (nfg_rangevec_push(&s->elems, &r) < 0) {
+	if (nfg_rangevec_push(&s->elems, &r) < 0 ||
+	    plan_tmo_push(s, timeout) < 0) {
 		nfg_seterr(err, errlen, "out of memory");
 		return -1;
 	}

@@ -6,11 +6,12 @@
  * - element lists ("nfguard set add NAME -f FILE"): any number of
  *   whitespace-separated elements per line, '#' or ';' starts a comment
  *   (so Spamhaus-style "1.2.3.0/24 ; SBL123" lines work);
- * - save lines:   create NAME ipv4|ipv6 maxelem N
- *                 add NAME ELEM
+ * - save lines:   create NAME ipv4|ipv6 maxelem N [timeout S]
+ *                 add NAME ELEM [timeout S]
  * - restore input: save lines, plus ipset save lines of hash:ip and
  *   hash:net sets (create NAME hash:net family inet6 maxelem N ...,
- *   add NAME 10.0.0.0/8 [timeout 300 ...]). Other ipset options are
+ *   add NAME 10.0.0.0/8 [timeout 300 ...]). "timeout N" (create: the
+ *   set's default; add: the element's) is kept. Other ipset options are
  *   ignored, except those that change what an element means:
  *   hash:ip "netmask N" widens every element to its /N block, "nomatch"
  *   elements and "bitmask" are refused.
@@ -60,11 +61,18 @@ int nfg_tokenize(char *line, char **tok, int max);
 int nfg_elemline_parse(char *line, uint8_t family, struct nfg_rangevec *v,
 		       char *err, size_t errlen);
 
-/* Save-format lines, with trailing newline. Return snprintf()'s value. */
+/*
+ * Save-format lines, with trailing newline. Return snprintf()'s value.
+ * The _t forms append " timeout S" when @timeout is not 0.
+ */
 int nfg_rsline_create(char *buf, size_t len, const char *name,
 		      uint8_t family, uint32_t maxelem);
 int nfg_rsline_add(char *buf, size_t len, const char *name,
 		   const struct nfg_range *r);
+int nfg_rsline_create_t(char *buf, size_t len, const char *name,
+			uint8_t family, uint32_t maxelem, uint32_t timeout);
+int nfg_rsline_add_t(char *buf, size_t len, const char *name,
+		     const struct nfg_range *r, uint32_t timeout);
 
 struct nfg_rsplan_set {
 	char name[XT_RANGESET_MAXNAMELEN];
@@ -74,7 +82,16 @@ struct nfg_rsplan_set {
 	uint32_t maxelem;	/* 0 = kernel default */
 	unsigned int netmask;	/* ipset hash:ip netmask, 0 = none */
 	unsigned int line;	/* line that first named it */
+	uint32_t timeout;	/* create's default timeout (0 = none) */
 	struct nfg_rangevec elems;
+	/*
+	 * Per element of @elems: its timeout in seconds, or
+	 * NFG_RS_TIMEOUT_SET (the set's default). @timed: some element has
+	 * its own.
+	 */
+	uint32_t *tmo;
+	size_t tmo_cap;
+	bool timed;
 };
 
 struct nfg_rsplan {

@@ -19,6 +19,8 @@
 #define NFG_RANGESET_GENL_NAME		"nfg_rangeset"
 #define NFG_RANGESET_GENL_VERSION	1
 #define NFG_RANGESET_DEFAULT_MAXELEM	1048576U
+/* Largest timeout in seconds (ipset's): about 24.8 days. 0 = permanent. */
+#define NFG_RANGESET_TIMEOUT_MAX	2147483U
 
 /*
  * Commands. Every command except LIST is a doit; LIST is a dump when no
@@ -28,9 +30,9 @@
  */
 enum nfg_rangeset_cmd {
 	NFG_RS_CMD_UNSPEC,
-	NFG_RS_CMD_CREATE,	/* NAME, FAMILY, [MAXELEM] */
+	NFG_RS_CMD_CREATE,	/* NAME, FAMILY, [MAXELEM], [TIMEOUT] */
 	NFG_RS_CMD_DESTROY,	/* NAME; -EBUSY when referenced by a rule */
-	NFG_RS_CMD_ADD,		/* NAME, ELEMS: merged; whole batch or nothing */
+	NFG_RS_CMD_ADD,		/* NAME, ELEMS, [TIMEOUT]: merged; whole batch or nothing */
 	NFG_RS_CMD_DEL,		/* NAME, ELEMS: subtracted; whole batch or nothing */
 	NFG_RS_CMD_FLUSH,	/* NAME */
 	NFG_RS_CMD_TEST,	/* NAME, ELEMS with one ELEM -> reply with RESULT */
@@ -56,6 +58,14 @@ enum nfg_rangeset_attr {
 	NFG_RS_A_PAD,
 	NFG_RS_A_MEMSIZE,	/* u64: bytes used by the set (reply) */
 	NFG_RS_A_RESULT,	/* u8: TEST reply, 1 = range fully inside the set, 0 = not */
+	/*
+	 * u32 seconds, 0..NFG_RANGESET_TIMEOUT_MAX (0 = permanent). CREATE:
+	 * the set's default timeout (default 0). ADD: the timeout of the
+	 * request's elements that carry no NFG_RS_E_TIMEOUT (default: the
+	 * set's). LIST reply: the set's default. Kernels before it reject it.
+	 */
+	NFG_RS_A_TIMEOUT,
+	NFG_RS_A_EXPIRIES,	/* u64: ranges removed on expiry (reply) */
 	__NFG_RS_A_MAX,
 };
 #define NFG_RS_A_MAX (__NFG_RS_A_MAX - 1)
@@ -64,6 +74,12 @@ enum nfg_rangeset_elem_attr {
 	NFG_RS_E_UNSPEC,
 	NFG_RS_E_START,		/* binary, network byte order, 4 (ipv4) or 16 (ipv6) bytes */
 	NFG_RS_E_END,		/* same length as START; inclusive; START <= END */
+	/*
+	 * u32 seconds. ADD: this element's timeout (0 = permanent), over
+	 * NFG_RS_A_TIMEOUT and the set's default. LIST dump: seconds left,
+	 * rounded up; absent for a permanent range.
+	 */
+	NFG_RS_E_TIMEOUT,
 	__NFG_RS_E_MAX,
 };
 #define NFG_RS_E_MAX (__NFG_RS_E_MAX - 1)
