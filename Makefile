@@ -16,6 +16,7 @@
 #   make dist          source tarball (reproducible: same commit, same bytes)
 #   make dkms          install the module source for DKMS
 #   make deb           Debian packages (packaging/debian) in build/deb/
+#   make check-package build the .debs, install/dkms/purge them in a chroot
 #
 # A fresh clone needs no manual configure: build/config.mk is made on demand.
 
@@ -240,7 +241,7 @@ bench: all
 
 # --- packaging ------------------------------------------------------------------
 
-.PHONY: dist dkms deb clean distclean
+.PHONY: dist dkms deb check-package clean distclean
 # Reproducible: git archive writes HEAD's tree in sorted order, every mtime =
 # the commit time (SOURCE_DATE_EPOCH of the tree), owner/group 0 (root), and
 # a pax header holding the commit id; gzip -n stores no name or time.
@@ -257,6 +258,9 @@ dist:
 # checks against configure.ac's (NFG_VERSION).
 deb:
 	./tests/package/build-deb.sh $(B)/deb
+
+check-package:
+	./tests/package/check.sh
 
 # Sources only: no objects or compat/gen from an in-place build of kernel/.
 DKMS_DIR := $(DESTDIR)/usr/src/nfguard-$(NFG_VERSION)
