@@ -13,8 +13,10 @@
 #   make check-style   checkpatch + sparse (C=1) on the kernel code, layering
 #   make demo          boot a Debian kernel, load nfguard, run a protection scenario
 #   make bench         side-by-side benchmarks (report only)
-#   make dist          source tarball
+#   make dist          source tarball (reproducible: same commit, same bytes)
 #   make dkms          install the module source for DKMS
+#   make deb           Debian packages (packaging/debian) in build/deb/
+#   make check-package build the .debs, install/dkms/purge them in a chroot
 #
 # A fresh clone needs no manual configure: build/config.mk is made on demand.
 
@@ -61,11 +63,11 @@ all: modules userspace man test-bins
 modules: $(foreach k,$(KABIS),$(B)/kernel/$(k)/.built)
 
 # One symlinked copy of kernel/ per kernel ABI, so builds don't collide.
-$(B)/kernel/%/.built: $(KSRC)
+$(B)/kernel/%/.built: $(KSRC) $(B)/config.mk
 	@mkdir -p $(@D)
 	@cd kernel && find . -path ./compat/gen -prune -o -type f -print | while read -r f; do \
 		mkdir -p "$(@D)/$${f%/*}" && ln -sfn "$(TOP)/kernel/$$f" "$(@D)/$$f"; done
-	$(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) modules
+	$(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) NFG_VERSION=$(NFG_VERSION) modules
 	@touch $@
 
 .PHONY: check-style
@@ -119,7 +121,7 @@ $(LIBNFG): $(LIB_OBJ)
 
 $(LIBNFG_SO): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,$(LIBNFG_SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIBNFG_SONAME) -Wl,-z,defs -o $@ $(LIB_OBJ) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
 	ln -sfn $(LIBNFG_REAL) $(B)/userspace/$(LIBNFG_SONAME)
 	ln -sfn $(LIBNFG_SONAME) $(B)/userspace/libnfguard.so
 
@@ -134,11 +136,13 @@ $(B)/userspace/cli/%.o: userspace/cli/%.c $(LIB_HDR) $(wildcard userspace/cli/*.
 
 $(B)/bin/nfguard: $(CLI_OBJ) $(LIBNFG)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJ) $(LIBNFG) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBNFG) $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
 
-$(B)/xtables/%.so: userspace/%.c $(LIBNFG) $(LIB_HDR)
+# Each plugin carries the package version ("nfguard-version=V" in .rodata).
+$(B)/xtables/%.so: userspace/%.c $(LIBNFG) $(LIB_HDR) $(B)/config.mk
 	@mkdir -p $(@D)
-	$(CC) $(UCFLAGS) -shared -o $@ $< $(LIBNFG) $(LIBXTABLES_LIBS) $(LIBMNL_LIBS)
+	$(CC) $(UCFLAGS) $(LDFLAGS) -shared -o $@ $< $(LIBNFG) \
+		-include $(TOP)/userspace/xt_version.h -DNFG_VERSION='"$(NFG_VERSION)"' $(LIBXTABLES_LIBS) $(LIBMNL_LIBS)
 
 # Test helpers: tests/*/build.mk append their binaries to TEST_BINS and give
 # the rules (they may also add check-* targets of their own).
@@ -237,11 +241,26 @@ bench: all
 
 # --- packaging ------------------------------------------------------------------
 
-.PHONY: dist dkms clean distclean
+.PHONY: dist dkms deb check-package clean distclean
+# Reproducible: git archive writes HEAD's tree in sorted order, every mtime =
+# the commit time (SOURCE_DATE_EPOCH of the tree), owner/group 0 (root), and
+# a pax header holding the commit id; gzip -n stores no name or time.
+# Two runs on one commit give identical bytes (tests/package checks it).
 dist:
 	@mkdir -p $(B)
-	git archive --format=tar.gz --prefix=nfguard-$(NFG_VERSION)/ -o $(B)/nfguard-$(NFG_VERSION).tar.gz HEAD
+	git archive --format=tar --prefix=nfguard-$(NFG_VERSION)/ HEAD | gzip -9n > $(B)/nfguard-$(NFG_VERSION).tar.gz.tmp
+	mv $(B)/nfguard-$(NFG_VERSION).tar.gz.tmp $(B)/nfguard-$(NFG_VERSION).tar.gz
 	@echo $(B)/nfguard-$(NFG_VERSION).tar.gz
+
+# Debian packages (packaging/debian) from the tracked files of the working
+# tree, built in build/deb/nfguard-VERSION with dpkg-buildpackage -us -uc -b:
+# build/deb/*.deb. The version is debian/changelog's, which debian/rules
+# checks against configure.ac's (NFG_VERSION).
+deb:
+	./tests/package/build-deb.sh $(B)/deb
+
+check-package:
+	./tests/package/check.sh
 
 # Sources only: no objects or compat/gen from an in-place build of kernel/.
 DKMS_DIR := $(DESTDIR)/usr/src/nfguard-$(NFG_VERSION)
@@ -250,6 +269,7 @@ dkms:
 	install -d $(DKMS_DIR)
 	cp --parents $(DKMS_SRC) $(DKMS_DIR)/
 	sed 's/@VERSION@/$(NFG_VERSION)/' packaging/dkms.conf > $(DKMS_DIR)/dkms.conf
+	chmod 0644 $(DKMS_DIR)/dkms.conf
 	$(if $(DESTDIR),,dkms add -m nfguard -v $(NFG_VERSION) || true)
 
 clean:

@@ -1,0 +1,302 @@
+#!/bin/bash
+# Debian packaging test (make check-package): dist, .debs, lintian, and the
+# packages' life in a clean Debian chroot.
+#
+# usage: tests/package/check.sh
+#
+# Where: a Debian bookworm chroot made by mmdebstrap from deb.debian.org
+# (dkms, iptables, kmod, gcc, make, pkgconf, libmnl-dev, libnftnl-dev; libelf1
+# and libssl3 for the kernels' kbuild tools and dwarves (pahole: 6.12 makes
+# BTF for modules), which linux-headers would pull in),
+# cached as build/package/chroot-bookworm.tar and unpacked afresh each run
+# under build/package/root; /proc, /dev and the kernel trees
+# (build/kernels -> its real path, read-only) are bind-mounted into it and
+# everything is unmounted and removed on exit. Installing on the host would
+# leave dkms state, depmod output and dpkg records behind; the chroot keeps
+# the host untouched and starts from nothing each run.
+# Checks:
+#   dist        `make dist` twice: identical bytes; every entry owned by 0,
+#               mtime = HEAD's commit time, names in sorted order
+#   version     debian/changelog's version = NFG_VERSION (configure.ac)
+#   build       tests/package/build-deb.sh: the four packages, version N
+#   lintian     no E: tag on the .changes (W: tags listed, see
+#               packaging/debian/README)
+#   install     dpkg -i of N in the chroot, where /lib/modules holds both
+#               kernel ABIs (build -> build/kernels headers), an unsupported
+#               5.10.0-fake and a failing 6.12.999-fake: the postinst builds
+#               both ABIs, skips 5.10 (BUILD_EXCLUSIVE), survives the failed
+#               build (warning) and every package is "ii"; modules under
+#               /lib/modules/ABI/updates/dkms with vermagic ABI and modinfo
+#               version N, in modules.dep; plugins load in iptables-legacy
+#               from the system xtables libdir and carry version N; nfguard
+#               --version; a program builds and runs against libnfguard-dev
+#   upgrade     dpkg -i of N+1 (same tree, bumped version): DKMS state of N
+#               gone, the postinst rebuilt the newest ABI, `dkms build -k
+#               ABI --kernelsourcedir DIR` + `dkms install` the other; every
+#               module has version N+1
+#   purge       dpkg --purge of all four: no file of the packages, no
+#               /usr/src/nfguard-*, no /var/lib/dkms/nfguard, no module
+# Not done here (yet): booting the kernels with the installed packages.
+# NFG_PKG_REUSE_DEBS=1: keep the .debs of the last run (debugging this script).
+# Prints "ok"/"not ok" per check and "N passed, N failed"; exit 0 only if
+# every check passed. Logs: build/package/*.log.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+[ $# -eq 0 ] || { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "tests/package/check.sh: needs root (chroot, mounts)" >&2; exit 2; }
+for t in mmdebstrap dpkg-buildpackage lintian dh; do
+	command -v $t >/dev/null || { echo "tests/package/check.sh: needs $t (tests/deps.d/package.txt)" >&2; exit 2; }
+done
+
+pkgdir=$top/build/package
+logs=$pkgdir
+mkdir -p "$pkgdir" || exit 2
+rm -f "$logs"/*.log
+root=$pkgdir/root
+base=$pkgdir/chroot-bookworm.tar
+export LC_ALL=C.UTF-8
+
+pass=0 fail=0 failed=
+report() {
+	if [ -z "$failed" ]; then echo "ok - $1"; pass=$((pass + 1))
+	else echo "not ok - $1"; printf '%s' "$failed"; fail=$((fail + 1)); fi
+	failed=
+}
+bad() { failed+="    $*"$'\n'; }
+
+umount_root() {
+	local m
+	# deepest first; never remove a tree that still has something mounted
+	for m in $(findmnt -rn -o TARGET | grep -F "$root/" | sort -r); do umount -l "$m" 2>/dev/null; done
+}
+cleanup() {
+	[ -d "$root" ] || return 0
+	umount_root
+	if findmnt -rn -o TARGET | grep -qF "$root/"; then
+		echo "tests/package/check.sh: $root still has mounts, not removed" >&2
+	else
+		rm -rf --one-file-system "$root"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cfg() { sed -n "s/^$1 = //p" "$top/build/config.mk"; }
+[ -f "$top/build/config.mk" ] || make -C "$top" -s build/config.mk >/dev/null 2>&1
+ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) kdirs=$(cfg KERNELS_DIR)
+up=$ver.1
+kdirs=$(readlink -f "$kdirs")
+
+# ------------------------------------------------------------------ dist --
+rm -f "$pkgdir"/dist-*.tar.gz
+for i in 1 2; do
+	if make -C "$top" -s --no-print-directory dist >"$logs/dist$i.log" 2>&1; then
+		cp "$top/build/nfguard-$ver.tar.gz" "$pkgdir/dist-$i.tar.gz"
+	else bad "make dist failed (build/package/dist$i.log)"; fi
+	[ $i = 1 ] && sleep 1.1	# a run one second later must not differ
+done
+if [ -f "$pkgdir/dist-1.tar.gz" ] && [ -f "$pkgdir/dist-2.tar.gz" ]; then
+	cmp -s "$pkgdir/dist-1.tar.gz" "$pkgdir/dist-2.tar.gz" || bad "two make dist runs differ"
+	gzip -lv "$pkgdir/dist-1.tar.gz" >/dev/null 2>&1 || bad "not a gzip file"
+	[ "$(od -An -tu1 -j4 -N4 "$pkgdir/dist-1.tar.gz" | tr -s ' ')" = " 0 0 0 0" ] ||
+		bad "gzip header carries a timestamp (not gzip -n)"
+	ctime=$(git -C "$top" log -1 --format=%ct HEAD)
+	tar --numeric-owner --full-time -tvzf "$pkgdir/dist-1.tar.gz" >"$pkgdir/dist.list" 2>&1 || bad "tar -tvzf failed"
+	odd=$(awk '$2 != "0/0" { print $2 " " $6; exit }' "$pkgdir/dist.list")
+	[ -z "$odd" ] || bad "entry not owned by 0/0: $odd"
+	want=$(date -u -d @"$ctime" '+%Y-%m-%d %H:%M:%S')
+	odd=$(TZ=UTC tar --numeric-owner --full-time -tvzf "$pkgdir/dist-1.tar.gz" | awk -v w="$want" '($4 " " $5) != w { print $6; exit }')
+	[ -z "$odd" ] || bad "mtime of $odd is not the commit time $want"
+	tar -tzf "$pkgdir/dist-1.tar.gz" >"$pkgdir/dist.names"
+	# git archive order: a tree's entries by name, each directory just before its contents
+	# (directories keep their trailing /): byte order of the full names
+	LC_ALL=C sort -c "$pkgdir/dist.names" 2>/dev/null ||
+		bad "entry names are not in sorted order"
+fi
+report "dist: two make dist runs give identical bytes (owner 0, commit mtime, sorted, gzip -n)"
+
+# --------------------------------------------------------------- version --
+chver=$(dpkg-parsechangelog -l "$top/packaging/debian/changelog" -SVersion)
+[ "$chver" = "$ver" ] || bad "packaging/debian/changelog says $chver, NFG_VERSION is $ver"
+report "version: debian/changelog = NFG_VERSION = $ver"
+
+# ----------------------------------------------------------------- build --
+debs_n=$pkgdir/deb-n debs_up=$pkgdir/deb-up
+pkgs="nfguard-dkms nfguard libnfguard1 libnfguard-dev"
+for d in "$debs_n:$ver" "$debs_up:$up"; do
+	dir=${d%%:*} v=${d#*:}
+	arg=; [ "$v" = "$ver" ] || arg=$v
+	if [ -n "${NFG_PKG_REUSE_DEBS:-}" ] && ls "$dir/nfguard_${v}_"*.deb >/dev/null 2>&1; then
+		: # debugging this script: keep the .debs of the last run
+	elif rm -rf "$dir" && "$here/build-deb.sh" "$dir" $arg >"$logs/build-$v.log" 2>&1; then
+		for p in $pkgs; do
+			ls "$dir/${p}_${v}_"*.deb >/dev/null 2>&1 || bad "no ${p}_${v} .deb in $dir"
+		done
+	else
+		bad "build-deb.sh $v failed (build/package/build-$v.log, $dir/build.log)"
+	fi
+done
+report "build: dpkg-buildpackage -us -uc -b gives $pkgs ($ver and $up)"
+
+# --------------------------------------------------------------- lintian --
+if ls "$debs_n"/*.changes >/dev/null 2>&1; then
+	lintian --pedantic -I "$debs_n"/*.changes >"$logs/lintian.log" 2>&1
+	grep -q '^E: ' "$logs/lintian.log" && bad "lintian errors: $(grep -c '^E: ' "$logs/lintian.log") (build/package/lintian.log)"
+	grep '^W: ' "$logs/lintian.log" | sed 's/^/    accepted? /'
+else bad "no .changes to check"; fi
+report "lintian: no errors ($(grep -c '^W: ' "$logs/lintian.log" 2>/dev/null) warnings, $(grep -c '^I: ' "$logs/lintian.log" 2>/dev/null) info)"
+
+# ---------------------------------------------------------------- chroot --
+if [ ! -f "$base" ]; then
+	mmdebstrap --variant=apt \
+		--include=dkms,iptables,kmod,pkgconf,libmnl-dev,libnftnl-dev,gcc,libc6-dev,make,libelf1,libssl3,dwarves \
+		bookworm "$pkgdir/chroot-new.tar" "deb http://deb.debian.org/debian bookworm main" >"$logs/mmdebstrap.log" 2>&1 &&
+		mv "$pkgdir/chroot-new.tar" "$base"
+fi
+cleanup
+mkdir -p "$root"
+R() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/root \
+	DEBIAN_FRONTEND=noninteractive "$@"; }
+# keep DKMS's build logs (the chroot goes at exit)
+save_dkms_logs() {
+	local f
+	for f in "$root"/var/lib/dkms/nfguard/*/build/make.log; do
+		[ -f "$f" ] && cp "$f" "$logs/dkms-make-$1-$(basename "$(dirname "$(dirname "$f")")").log"
+	done
+}
+chroot_ok=
+if [ -f "$base" ] && tar -xf "$base" -C "$root" 2>"$logs/chroot.log"; then
+	mkdir -p "$root$kdirs" "$root/debs"
+	mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
+		mount --bind "$kdirs" "$root$kdirs" && mount -o remount,bind,ro "$root$kdirs" &&
+		chroot_ok=1
+	cp "$debs_n"/*.deb "$debs_up"/*.deb "$root/debs/" 2>/dev/null
+fi
+[ -n "$chroot_ok" ] || bad "no chroot (build/package/mmdebstrap.log, chroot.log)"
+report "chroot: bookworm from mmdebstrap, kernel trees read-only inside"
+
+# the .debs of version $1, as paths inside the chroot
+debs_of() { (cd "$root/debs" && for p in $pkgs; do ls "${p}_$1_"*.deb; done) | sed 's|^|/debs/|'; }
+kdir_of() { echo "$kdirs/$1/usr/src/linux-headers-$1"; }
+newest=$(printf '%s\n' $kabis | sort -V | tail -n 1)
+
+# Every package installed and configured ("ii") at version $1.
+check_status() {
+	local p st
+	for p in $pkgs; do
+		st=$(R dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$p" 2>/dev/null)
+		[ "$st" = "ii $1" ] || bad "$p: dpkg status '$st', expected 'ii $1'"
+	done
+}
+
+# Modules of version $1 for every ABI: under updates/dkms, vermagic, modinfo
+# version, in modules.dep.
+check_modules() {
+	local v=$1 k m f
+	for k in $kabis; do
+		for m in xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE; do
+			f=/lib/modules/$k/updates/dkms/$m.ko
+			[ -f "$root$f" ] || { bad "$k: no $f"; continue; }
+			[ "$(R modinfo -F version "$f")" = "$v" ] || bad "$k: $m version '$(R modinfo -F version "$f")', expected $v"
+			case "$(R modinfo -F vermagic "$f")" in "$k "*) ;; *) bad "$k: $m vermagic '$(R modinfo -F vermagic "$f")'";; esac
+			grep -q "^updates/dkms/$m.ko:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
+		done
+	done
+}
+
+# ---------------------------------------------------------------- install --
+if [ -n "$chroot_ok" ]; then
+	for k in $kabis; do
+		mkdir -p "$root/lib/modules/$k" && ln -sfn "$(kdir_of $k)" "$root/lib/modules/$k/build"
+	done
+	# 5.10.0-fake: outside BUILD_EXCLUSIVE_KERNEL; 6.12.999-fake: in it, with
+	# the right config, but its build fails (the newest kernel: built last)
+	for k in 5.10.0-fake 6.12.999-fake; do
+		mkdir -p "$root/usr/src/linux-$k/include" "$root/lib/modules/$k"
+		cp "$(kdir_of $newest)/.config" "$root/usr/src/linux-$k/.config"
+		printf '%%:\n\t@echo "fake kernel tree $(MAKECMDGOALS): this build fails on purpose" >&2; exit 1\n' \
+			>"$root/usr/src/linux-$k/Makefile"
+		ln -sfn "/usr/src/linux-$k" "$root/lib/modules/$k/build"
+	done
+	debs=$(debs_of "$ver")
+	R dpkg -i $debs >"$logs/install.log" 2>&1 || bad "dpkg -i $ver exits $? (build/package/install.log)"
+	check_status "$ver"
+	grep -q "nfguard-dkms: WARNING: building the nfguard modules failed" "$logs/install.log" ||
+		bad "no warning for the failed 6.12.999-fake build"
+	ls "$root/lib/modules/5.10.0-fake/updates" >/dev/null 2>&1 && bad "modules built for 5.10.0-fake (unsupported)"
+	save_dkms_logs install
+	R dkms status >"$logs/dkms-status.log" 2>&1
+	grep -A3 "^Building initial module for 5.10.0-fake" "$logs/install.log" | grep -qx "Skipped." ||
+		bad "5.10.0-fake not skipped (BUILD_EXCLUSIVE_KERNEL)"
+	check_modules "$ver"
+	xtlib=$(R pkg-config --variable=xtlibdir xtables 2>/dev/null)
+	[ -n "$xtlib" ] || xtlib=/usr/lib/x86_64-linux-gnu/xtables
+	for x in rangeset kconnlimit; do
+		R iptables-legacy -m $x -h >"$logs/plugin-$x.log" 2>&1 || bad "iptables-legacy -m $x -h exits $?"
+		grep -q "^$x match options" "$logs/plugin-$x.log" || grep -qi "$x" "$logs/plugin-$x.log" ||
+			bad "iptables-legacy -m $x -h: no $x help"
+	done
+	for x in SYNCOOKIE RTCACHE; do
+		R iptables-legacy -j $x -h >"$logs/plugin-$x.log" 2>&1 || bad "iptables-legacy -j $x -h exits $?"
+	done
+	for x in rangeset kconnlimit SYNCOOKIE RTCACHE; do
+		f=$root$xtlib/libxt_$x.so
+		[ -f "$f" ] || { bad "no $xtlib/libxt_$x.so"; continue; }
+		grep -qa "nfguard-version=$ver" "$f" || bad "libxt_$x.so does not carry nfguard-version=$ver"
+	done
+	out=$(R nfguard --version 2>&1)
+	[ "$out" = "nfguard $ver" ] || bad "nfguard --version prints '$out'"
+	[ "$(R pkg-config --modversion libnfguard 2>&1)" = "$ver" ] || bad "pkg-config --modversion libnfguard: not $ver"
+	printf '#include <stdio.h>\n#include <libnfguard.h>\nint main(void) { printf("%%s\\n", nfg_version()); return 0; }\n' \
+		>"$root/tmp/nfgtest.c"
+	R sh -c 'gcc -o /tmp/nfgtest /tmp/nfgtest.c $(pkg-config --cflags --libs libnfguard)' >"$logs/libtest.log" 2>&1 ||
+		bad "a program does not build with pkg-config libnfguard (build/package/libtest.log)"
+	out=$(R /tmp/nfgtest 2>&1)
+	[ "$out" = "$ver" ] || bad "nfg_version() from libnfguard1 says '$out'"
+else bad "no chroot"; fi
+report "install: $ver, postinst builds $kabis, skips 5.10.0-fake, survives a failed build; plugins, CLI, library"
+
+# ---------------------------------------------------------------- upgrade --
+if [ -n "$chroot_ok" ]; then
+	rm -rf "$root/lib/modules/5.10.0-fake" "$root/lib/modules/6.12.999-fake" \
+		"$root/usr/src/linux-5.10.0-fake" "$root/usr/src/linux-6.12.999-fake"
+	debs=$(debs_of "$up")
+	R dpkg -i $debs >"$logs/upgrade.log" 2>&1 || bad "dpkg -i $up exits $? (build/package/upgrade.log)"
+	check_status "$up"
+	[ -e "$root/var/lib/dkms/nfguard/$ver" ] && bad "/var/lib/dkms/nfguard/$ver left after the upgrade"
+	[ -e "$root/usr/src/nfguard-$ver" ] && bad "/usr/src/nfguard-$ver left after the upgrade"
+	for k in $kabis; do
+		[ "$k" = "$newest" ] && continue
+		R dkms build -m nfguard -v "$up" -k "$k" --kernelsourcedir "$(kdir_of $k)" >"$logs/dkms-build-$k.log" 2>&1 ||
+			bad "dkms build -k $k exits $? (build/package/dkms-build-$k.log)"
+		R dkms install -m nfguard -v "$up" -k "$k" --kernelsourcedir "$(kdir_of $k)" >"$logs/dkms-install-$k.log" 2>&1 ||
+			bad "dkms install -k $k exits $? (build/package/dkms-install-$k.log)"
+	done
+	save_dkms_logs upgrade
+	check_modules "$up"
+	out=$(R nfguard --version 2>&1)
+	[ "$out" = "nfguard $up" ] || bad "nfguard --version prints '$out' after the upgrade"
+else bad "no chroot"; fi
+report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt ($newest by the postinst, the rest by dkms build/install)"
+
+# ------------------------------------------------------------------ purge --
+if [ -n "$chroot_ok" ]; then
+	R dpkg-query -L $pkgs 2>/dev/null | sort -u >"$pkgdir/files.list"
+	grep -q '^/usr/sbin/nfguard$' "$pkgdir/files.list" || bad "nothing installed to purge"
+	R dpkg --purge $pkgs >"$logs/purge.log" 2>&1 || bad "dpkg --purge exits $? (build/package/purge.log)"
+	R dpkg-query -W $pkgs >/dev/null 2>&1 && bad "packages still known to dpkg: $(R dpkg-query -W -f='${Package} ' $pkgs 2>/dev/null)"
+	while read -r f; do
+		[ -n "$f" ] && [ ! -d "$root$f" ] && [ -e "$root$f" -o -L "$root$f" ] && bad "left after purge: $f"
+	done <"$pkgdir/files.list"
+	left=$(cd "$root" && ls -d usr/src/nfguard-* var/lib/dkms/nfguard lib/modules/*/updates/dkms/xt_* usr/share/nfguard 2>/dev/null)
+	[ -z "$left" ] && left=$(find "$root/lib/modules" "$root/usr" "$root/var/lib/dkms" -name '*nfguard*' 2>/dev/null | head -n 5)
+	[ -z "$left" ] || bad "left after purge: $(echo $left)"
+	for k in $kabis; do
+		grep -q 'xt_rangeset' "$root/lib/modules/$k/modules.dep" 2>/dev/null && bad "$k: modules.dep still names our modules"
+	done
+else bad "no chroot"; fi
+report "purge: no file, DKMS tree or module of nfguard remains"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
