@@ -77,7 +77,8 @@ nfg_stress_once() {
 	done
 }
 
-# nfg_stress_run SECS [STALL_S=20]: run all stressors concurrently for SECS.
+# nfg_stress_run SECS [STALL_S=20]: run all stressors concurrently for SECS
+# (each at least one iteration).
 nfg_stress_run() {
 	local secs=$1 stall=${2:-20} s end n fails=0 stuck=() p st now
 	local -A pids=()
@@ -85,7 +86,10 @@ nfg_stress_run() {
 	for s in "${NFG_STRESSORS[@]}"; do
 		(
 			fn=${NFG_STRESS_FN[$s]} n=0
-			while [ "${EPOCHREALTIME/./}" -lt $end ]; do
+			# at least one iteration, however late this subshell starts
+			# (a slow guest may reach here after the end): "made no
+			# progress" below then means a stressor that cannot finish one
+			while [ $n = 0 ] || [ "${EPOCHREALTIME/./}" -lt $end ]; do
 				if ! "$fn" >"$NFG_WORK/stress.$s.iter" 2>&1; then
 					{ echo "iteration $((n + 1)):"; cat "$NFG_WORK/stress.$s.iter"; } \
 						>"$NFG_WORK/stress.$s.fail"

@@ -11,7 +11,10 @@
 # after its expiry. A poll that still finds the range proves it was there at
 # that instant, so "present more than 1 s after the latest possible expiry"
 # fails, and "gone before the earliest possible expiry" fails; neither bound
-# depends on how slowly the polls run.
+# depends on how slowly the polls run. On a machine so slow that the first
+# poll comes after the expiry, only the second bound can be checked (said in
+# the log); every other check that involves time is a bound computed from
+# clock readings around the commands, never a fixed expectation.
 . "$NFG_TOP/tests/vm/lib.sh"
 
 nfg_load_modules
@@ -36,12 +39,24 @@ expect_expiry() {
 		[ "$end" -lt "$deadline" ] || nfg_fail "$what: still in the set after 60 s"
 		nfg_sleep 0.05
 	done
-	[ "$seen" -gt 0 ] || nfg_fail "$what: already gone at the first poll (the test is too slow to measure it)"
 	[ "$end" -ge "$t_lo" ] ||
 		nfg_fail "$what: gone $((t_lo - end)) ms before its expiry"
+	if [ "$seen" = 0 ]; then
+		nfg_log "$what: already gone at the first poll, $((end - t_lo)) ms after its earliest expiry (too slow to bound the lateness)"
+		return 0
+	fi
 	[ "$seen" -le $((t_hi + 1000)) ] ||
 		nfg_fail "$what: still in the set $((seen - t_hi)) ms after its expiry"
 	nfg_log "$what: present $((seen - t_hi)) ms after its latest expiry, gone $((end - t_lo)) ms after its earliest"
+}
+
+# left_ok WHAT VALUE TIMEOUT T_ADD_MS: VALUE is the seconds left of a TIMEOUT
+# given by an add that began at T_ADD_MS: at most TIMEOUT, at least TIMEOUT
+# minus the whole seconds elapsed since (rounded up) minus one.
+left_ok() {
+	local el=$((($(ms) - $4 + 999) / 1000))
+	[[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le "$3" ] && [ "$2" -ge $(($3 - el - 1)) ] ||
+		nfg_fail "$1: '$2' s left, expected $(($3 - el - 1))..$3"
 }
 
 nfg_ipt "$NFG_NS_R" legacy 4 -A FORWARD -m rangeset --match-set tb4 src -j DROP 2>/dev/null &&
@@ -75,8 +90,9 @@ nfg_client ping -c 1 -W 2 $NFG_S4 >/dev/null || nfg_fail "v4: ping still dropped
 rs test tb4 203.0.113.9 >/dev/null || nfg_fail "permanent range expired"
 out=$(rs list tb4)
 nfg_assert_match '^203\.0\.113\.0/24$' "$out" "permanent element listed without timeout"
+t0=$(ms)
 rs add tb4 198.51.100.7 timeout 30 || nfg_fail "add with timeout 30"
-nfg_assert_match '^198\.51\.100\.7 timeout (29|30)$' "$(rs list tb4)" "element lists its seconds left"
+left_ok "element lists its seconds left" "$(rs list tb4 | sed -n 's/^198\.51\.100\.7 timeout //p')" 30 "$t0"
 nfg_assert_ge "$(rs list tb4 | sed -n 's/^Expiries: //p')" 1 "expiries counted"
 
 # 2. adding again refreshes (a later expiry wins; an earlier one does not shorten)
@@ -87,15 +103,19 @@ t1=$(ms)
 rs add tb4 $NFG_C4 timeout 3 || nfg_fail "refresh"
 t2=$(ms)
 rs add tb4 $NFG_C4 timeout 1 || nfg_fail "shorter re-add"
-# past the first expiry (t0 + 2 s): still listed, still dropped
+# past the first expiry (t0 + 2 s): still listed, still dropped (unless the
+# machine was so slow that the refreshed expiry, t1 + 3 s, has passed too)
 nfg__wait_exact 10 eval '[ $(ms) -gt $((t0 + 2300)) ]'
-rs test tb4 $NFG_C4 >/dev/null || nfg_fail "refresh: expired at its first expiry"
-nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && nfg_fail "refresh: ping passed before the refreshed expiry"
+rs test tb4 $NFG_C4 >/dev/null || [ "$(ms)" -ge $((t1 + 3000)) ] ||
+	nfg_fail "refresh: expired at its first expiry"
+nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && [ "$(ms)" -lt $((t1 + 3000)) ] &&
+	nfg_fail "refresh: ping passed before the refreshed expiry"
 expect_expiry tb4 $NFG_C4 $t1 $t2 3 "refreshed to 3 s"
 nfg_client ping -c 1 -W 2 $NFG_S4 >/dev/null || nfg_fail "refresh: ping still dropped after expiry"
 
 # 3. save -> restore --replace keeps the seconds left (and the default)
 # 6 s: a restore on a busy machine takes a while, the poll must still find it
+ta=$(ms)
 rs add tb4 $NFG_C4 timeout 6 && rs add tb4 192.0.2.0/24 timeout 600 || nfg_fail "add for save"
 nfg_sleep 1
 rs save tb4 >"$NFG_WORK/save" || nfg_fail "save"
@@ -103,12 +123,22 @@ t0=$(ms)
 rs restore --replace -f "$NFG_WORK/save" || nfg_fail "restore: $(cat "$NFG_WORK/save")"
 t1=$(ms)
 left=$(sed -n "s/^add tb4 $NFG_C4 timeout //p" "$NFG_WORK/save")
-nfg_assert_match '^[3-6]$' "$left" "seconds left saved: $(cat "$NFG_WORK/save")"
-nfg_assert_match '^add tb4 192\.0\.2\.0/24 timeout 59[89]$' "$(cat "$NFG_WORK/save")" "long timeout saved"
+if [ -z "$left" ] && [ $((t0 - ta)) -ge 6000 ]; then
+	# so slow that it expired before the save: nothing left to carry over
+	nfg_log "restore: $NFG_C4 expired before the save ($((t0 - ta)) ms after its add)"
+	left=
+else
+	left_ok "seconds left saved: $(cat "$NFG_WORK/save")" "$left" 6 "$ta"
+	[ "$left" -gt 0 ] || left=
+fi
+left_ok "long timeout saved" "$(sed -n 's/^add tb4 192\.0\.2\.0\/24 timeout //p' "$NFG_WORK/save")" 600 "$ta"
 nfg_assert_match '^add tb4 203\.0\.113\.0/24$' "$(cat "$NFG_WORK/save")" "permanent saved bare"
 nfg_assert_eq "$(head -1 "$NFG_WORK/save")" "$(rs save tb4 | head -1)" "default timeout restored"
-nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && nfg_fail "restore: ping passed while the source is listed"
-expect_expiry tb4 $NFG_C4 $t0 $t1 "$left" "restored with $left s left"
+if [ -n "$left" ]; then
+	nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && [ "$(ms)" -lt $((t0 + left * 1000)) ] &&
+		nfg_fail "restore: ping passed while the source is listed"
+	expect_expiry tb4 $NFG_C4 $t0 $t1 "$left" "restored with $left s left"
+fi
 nfg_client ping -c 1 -W 2 $NFG_S4 >/dev/null || nfg_fail "restore: ping still dropped after expiry"
 
 # 4. ipset save lines keep their timeouts (set default and per element)
@@ -123,8 +153,10 @@ rs restore -f "$NFG_WORK/ipset.save" || nfg_fail "ipset restore"
 t1=$(ms)
 out=$(rs list ips)
 nfg_assert_eq "Timeout: 600" "$(grep '^Timeout:' <<<"$out")" "ipset default timeout"
-nfg_assert_match '^10\.9\.9\.9 timeout [1-4]$' "$out" "ipset element timeout"
-nfg_assert_match '^10\.9\.9\.10 timeout (599|600)$' "$out" "ipset element takes the default"
+el=$(sed -n 's/^10\.9\.9\.9 timeout //p' <<<"$out")
+[ -n "$el" ] || [ $(($(ms) - t0)) -ge 4000 ] || nfg_fail "ipset element timeout: not listed: $out"
+[ -z "$el" ] || left_ok "ipset element timeout" "$el" 4 "$t0"
+left_ok "ipset element takes the default" "$(sed -n 's/^10\.9\.9\.10 timeout //p' <<<"$out")" 600 "$t0"
 nfg_assert_match '^10\.9\.9\.11$' "$out" "ipset timeout 0 is permanent"
 expect_expiry ips 10.9.9.9 $t0 $t1 4 "ipset element"
 
