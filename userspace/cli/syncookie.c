@@ -119,22 +119,31 @@ static unsigned long sc_timeout(const char *s)
 	return v;
 }
 
+/* "ADDR[/PREFIX] [timeout SECONDS]" (no timeout for del) into @ent */
+static int sc_parse_words(int argc, char **argv, bool del, const char *what,
+			  struct nfg_sc_entry *ent)
+{
+	if (argc < 1 || sc_parse_entry(argv[0], ent) < 0) {
+		cli_err(what, "expected ADDR[/PREFIX], got \"%s\"", argc ? argv[0] : "");
+		return -1;
+	}
+	if (!del && argc == 3 && !strcmp(argv[1], "timeout"))
+		ent->timeout = sc_timeout(argv[2]);
+	else if (argc != 1) {
+		cli_err(what, "unexpected \"%s\"", argv[1]);
+		return -1;
+	}
+	return 0;
+}
+
 static int sc_add_words(struct nfg_sc *h, int argc, char **argv, bool del,
 			const char *what)
 {
 	struct nfg_sc_entry ent;
 	struct nfg_err e;
 
-	if (argc < 1 || sc_parse_entry(argv[0], &ent) < 0) {
-		cli_err(what, "expected ADDR[/PREFIX], got \"%s\"", argc ? argv[0] : "");
+	if (sc_parse_words(argc, argv, del, what, &ent) < 0)
 		return -1;
-	}
-	if (!del && argc == 3 && !strcmp(argv[1], "timeout"))
-		ent.timeout = sc_timeout(argv[2]);
-	else if (argc != 1) {
-		cli_err(what, "unexpected \"%s\"", argv[1]);
-		return -1;
-	}
 	if ((del ? nfg_sc_del(h, &ent, &e) : nfg_sc_add(h, &ent, &e)) < 0) {
 		cli_err(what, "%s: %s", argv[0], nfg_err_str(&e));
 		return -1;
@@ -232,10 +241,15 @@ int cmd_syncookie(int argc, char **argv)
 			cli_die("syncookie allowlist flush", "%s", nfg_err_str(&e));
 	} else if (!strcmp(sub, "allowlist") &&
 		   (!strcmp(op, "add") || !strcmp(op, "del")) && argc >= 4) {
+		bool del = !strcmp(op, "del");
+		const char *what = del ? "syncookie allowlist del" : "syncookie allowlist add";
+		struct nfg_sc_entry ent;
+
+		/* a bad address is reported as such, also without the module */
+		if (sc_parse_words(argc - 3, argv + 3, del, what, &ent) < 0)
+			return CLI_EXIT_ERROR;
 		h = sc_open_or_die();
-		ret = sc_add_words(h, argc - 3, argv + 3, !strcmp(op, "del"),
-				   !strcmp(op, "del") ? "syncookie allowlist del" :
-				   "syncookie allowlist add");
+		ret = sc_add_words(h, argc - 3, argv + 3, del, what);
 	} else if (!strcmp(sub, "allowlist") && !strcmp(op, "restore") &&
 		   (argc == 3 || (argc == 5 && !strcmp(argv[3], "-f")))) {
 		h = sc_open_or_die();

@@ -48,6 +48,11 @@ nfg_expect_exit 1 '^nfguard: kconnlimit top: the xt_kconnlimit kernel module is 
 nfg_expect_exit 1 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie stats
 nfg_expect_exit 1 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie allowlist list
 nfg_expect_exit 1 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie secret rotate
+# a bad address is named as such before the module is looked for
+nfg_expect_exit 1 '^nfguard: syncookie allowlist add: expected ADDR\[/PREFIX\], got "10\.0\.0\.300"' \
+	nfguard syncookie allowlist add 10.0.0.300
+nfg_expect_exit 1 '^nfguard: syncookie allowlist del: unexpected "timeout"' nfguard syncookie allowlist del 10.0.0.1 timeout 5
+nfg_expect_exit 1 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie allowlist add 10.0.0.1
 nfg_expect_exit 1 '^nfguard: rtcache: the xt_RTCACHE kernel module is not loaded$' nfguard rtcache stats
 nfg_expect_exit 1 '^nfguard: rtcache: the xt_RTCACHE kernel module is not loaded$' nfguard rtcache flush
 nfg_expect_exit 3 '^nfguard: protect: kernel module xt_rangeset is not loaded' nfguard protect --blocklist bl
