@@ -640,7 +640,7 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 	struct nfg_rs_dent *e;
 	struct nfg_rs_dyn *dyn;
 	int ret = NFG_RS_DYN_NOOP;
-	spinlock_t *lock;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 	u32 b;
 
 	nfg_rs_key_mask(&key, plen, core->v6);
@@ -713,7 +713,7 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 	struct nfg_rs_dent *e;
 	struct nfg_rs_dyn *dyn;
 	int ret = NFG_RS_DYN_NOOP;
-	spinlock_t *lock;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 	bool overlaps;
 	u32 b;
 
@@ -1245,7 +1245,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
 	for (i = 0; ok && dyn && i < f->n; i++) {
 		const struct rs_fold_ent *c = &f->ents[i];
-		spinlock_t *lock;
+		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 
 		b = rs_dyn_bucket(dyn, &c->key, c->plen);
 		lock = &dyn->locks[b & dyn->lmask];
