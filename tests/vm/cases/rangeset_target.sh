@@ -66,11 +66,11 @@ for fam in 4 6; do
 		v=nft set=blk6 f=$F6 dst=$NFG_S6 other=$NFG_C6 tmo=3 ex=--exist p=ipv6-icmp
 	fi
 	t="ipv$fam/$v"
-	nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -p $p -m length --length 1000:1100 \
+	nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m length --length 1000:1100 \
 		-j RANGESET --del-set $set src &&
-		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -m rangeset --match-set $set src \
+		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -m rangeset --match-set $set src \
 			-m comment --comment drop$fam -j DROP &&
-		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -p $p -m hashlimit \
+		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m hashlimit \
 			--hashlimit-above 10/sec --hashlimit-burst 5 --hashlimit-mode srcip \
 			--hashlimit-name fl$fam -j RANGESET --add-set $set src --timeout $tmo $ex ||
 		nfg_fail "$t: rules"
@@ -138,8 +138,9 @@ nfg_in nfg-rst ip link set lo up &&
 	nfg_ipt nfg-rst legacy 4 -A OUTPUT -o lo -j RANGESET --add-set x dst &&
 	nfg_ipt nfg-rst nft 4 -A OUTPUT -o lo -d 127.0.1.1 -j RANGESET --del-set x dst --prefix 31 ||
 	nfg_fail "set and rules in nfg-rst"
-for i in $(seq 1 40); do nfg_in nfg-rst ping -c 1 -W 0.2 127.0.$i.1 >/dev/null 2>&1; done
-nfg_assert_ge "$(nfg_in nfg-rst nfguard set list x | sed -n 's/^Packet adds: //p')" 40 "nfg-rst: adds"
+# one process: a netns exec per address is slow under TCG
+nfg_in nfg-rst bash -c 'for i in $(seq 1 20); do ping -c 1 -W 0.2 127.0.$i.1; done' >/dev/null 2>&1
+nfg_assert_ge "$(nfg_in nfg-rst nfguard set list x | sed -n 's/^Packet adds: //p')" 20 "nfg-rst: adds"
 ip netns del nfg-rst
 nfg_wait_until 30 eval '[ "$(cat '$live')" = '"$before"' ]' ||
 	nfg_fail "$(cat $live) live objects after netns teardown, $before before"
