@@ -2,7 +2,9 @@
 # rangeset stressors (see tests/stress/lib.sh). Topology: netns nfg-st-gen
 # floods netns nfg-st-dut over a veth pair with UDP from random IPv4 and IPv6
 # sources (trafgen); dut's INPUT has rangeset rules (legacy and nft, v4 and
-# v6) on sets lk4/lk6 that the stressors keep changing.
+# v6) on sets lk4/lk6 that the stressors keep changing, and RANGESET rules
+# adding every source to dyn4/dyn6 (full sets refuse; the churn swaps and
+# flushes them).
 
 RS_GEN=nfg-st-gen
 RS_DUT=nfg-st-dut
