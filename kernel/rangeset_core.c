@@ -71,6 +71,57 @@
  * loads the array pointer once, so it sees either the old or the new
  * contents, never a mix.
  *
+ * Dynamic entries (packet-path adds: the RANGESET target). Rebuilding the
+ * array costs O(ranges) and the tree needs the set's rw_semaphore, so the
+ * packet path does neither. A set used by a RANGESET rule has a bounded
+ * hash of dynamic entries (struct nfg_rs_dyn, allocated by the rule's
+ * checkentry): masked address + prefix length + expiry, or a delete
+ * marker. Chains are RCU singly linked lists; writers of a chain (the
+ * packet path, the fold, flush) take its bucket's lock, one of at most 256
+ * hashed spinlocks, so CPUs adding different addresses rarely meet and no
+ * lock is shared by all CPUs. The entry count is an atomic, reserved with
+ * a compare-and-swap loop so that the array's ranges plus the dynamic
+ * entries never exceed maxelem (a full set refuses and counts it).
+ *
+ * Lookups consult the hash after the array, and only while a bitmap of
+ * the prefix lengths in use is not empty; they probe only those lengths,
+ * longest first. The first entry found decides: a live entry matches, a
+ * delete marker does not, an expired entry counts as absent. The bit of a
+ * length is set before its first entry is linked (rcu_assign_pointer()
+ * orders the two), so an entry is visible to every lookup that starts
+ * after its add returned, on any CPU; it is cleared when the length's
+ * per-length count drops to 0 (test_and_clear_bit() then a re-check, so a
+ * racing add puts it back).
+ *
+ * A packet-path add of what the array already holds (unexpired, not under
+ * a marker) does nothing, unless --exist; re-adding a dynamic entry
+ * leaves its expiry alone unless --exist or it has expired (ipset's
+ * semantics). A packet-path delete removes a dynamic entry of exactly
+ * that prefix at once; if the array holds any part of the prefix, a delete
+ * marker takes its place, so lookups miss inside it at once.
+ *
+ * Folding moves the hash into the tree: copy the entries (under RCU),
+ * apply them shortest prefix first (so a longer prefix wins, as in the
+ * lookup) as adds with their expiries (the later expiry wins, as for the
+ * control plane) and markers as deletes, publish once, then unlink the
+ * copied entries unless the packet path changed them meanwhile (folded
+ * again next time: that only extends). A failed fold (-ENOMEM, or -ENOSPC
+ * when an entry splits a range of another expiry beyond maxelem) changes
+ * nothing and the entries keep matching from the hash. The set's fold
+ * work (rangeset_nl.c) runs a tick after the first packet-path change, so
+ * a flood costs one publication per tick at most; the expiry work folds
+ * too (dropping expired entries, counted as expiries), into the same
+ * publication as the ranges it expires. ADD, DEL, TEST, SWAP and LIST's
+ * snapshot fold first, under the set's lock, so they see and act on the
+ * whole set; FLUSH and the set's release drop the entries. The hash stays
+ * with the set (its name, which the RANGESET rules use): SWAP folds both
+ * sets first, so the entries travel with the contents.
+ *
+ * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
+ * memcg (there is no process to charge in softirq; the hash itself is
+ * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
+ * call_rcu(). Each entry and each hash counts in nfg_rs_live_objects.
+ *
  * Full-space edges: "+ 1" and "- 1" on keys are only done where the
  * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
  * 255.255.255.255 and ffff:...:ffff all work).
