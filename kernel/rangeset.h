@@ -46,6 +46,13 @@ struct nfg_rangeset {
 	 * by a stale later one. Process context only, never on a packet path.
 	 */
 	spinlock_t		expire_lock;
+	/*
+	 * Folds the packet path's dynamic entries into the array a tick
+	 * after the first one (nfg_rs_fold_kick()): one publication per
+	 * tick at most, however many packets add. Cancelled (sync) by the
+	 * last put, before expire_work, which it arms.
+	 */
+	struct delayed_work	fold_work;
 	struct work_struct	free_work;	/* last put from a dump's .done */
 	struct rcu_head		rcu;
 };
@@ -54,7 +61,12 @@ struct nfg_rangeset {
 struct nfg_rangeset *nfg_rs_rule_get(struct net *net, const char *name,
 				     u8 family);
 void nfg_rs_rule_put(struct nfg_rangeset *set);
+void nfg_rs_fold_kick(struct nfg_rangeset *set);
 int nfg_rs_nl_init(void);
 void nfg_rs_nl_exit(void);
+
+/* rangeset_tg.c */
+int nfg_rs_tg_register(void);
+void nfg_rs_tg_unregister(void);
 
 #endif /* _NFG_RANGESET_H */

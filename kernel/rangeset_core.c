@@ -71,6 +71,57 @@
  * loads the array pointer once, so it sees either the old or the new
  * contents, never a mix.
  *
+ * Dynamic entries (packet-path adds: the RANGESET target). Rebuilding the
+ * array costs O(ranges) and the tree needs the set's rw_semaphore, so the
+ * packet path does neither. A set used by a RANGESET rule has a bounded
+ * hash of dynamic entries (struct nfg_rs_dyn, allocated by the rule's
+ * checkentry): masked address + prefix length + expiry, or a delete
+ * marker. Chains are RCU singly linked lists; writers of a chain (the
+ * packet path, the fold, flush) take its bucket's lock, one of at most 256
+ * hashed spinlocks, so CPUs adding different addresses rarely meet and no
+ * lock is shared by all CPUs. The entry count is an atomic, reserved with
+ * a compare-and-swap loop so that the array's ranges plus the dynamic
+ * entries never exceed maxelem (a full set refuses and counts it).
+ *
+ * Lookups consult the hash after the array, and only while a bitmap of
+ * the prefix lengths in use is not empty; they probe only those lengths,
+ * longest first. The first entry found decides: a live entry matches, a
+ * delete marker does not, an expired entry counts as absent. The bit of a
+ * length is set before its first entry is linked (rcu_assign_pointer()
+ * orders the two), so an entry is visible to every lookup that starts
+ * after its add returned, on any CPU; it is cleared when the length's
+ * per-length count drops to 0 (test_and_clear_bit() then a re-check, so a
+ * racing add puts it back).
+ *
+ * A packet-path add of what the array already holds (unexpired, not under
+ * a marker) does nothing, unless --exist; re-adding a dynamic entry
+ * leaves its expiry alone unless --exist or it has expired (ipset's
+ * semantics). A packet-path delete removes a dynamic entry of exactly
+ * that prefix at once; if the array holds any part of the prefix, a delete
+ * marker takes its place, so lookups miss inside it at once.
+ *
+ * Folding moves the hash into the tree: copy the entries (under RCU),
+ * apply them shortest prefix first (so a longer prefix wins, as in the
+ * lookup) as adds with their expiries (the later expiry wins, as for the
+ * control plane) and markers as deletes, publish once, then unlink the
+ * copied entries unless the packet path changed them meanwhile (folded
+ * again next time: that only extends). A failed fold (-ENOMEM, or -ENOSPC
+ * when an entry splits a range of another expiry beyond maxelem) changes
+ * nothing and the entries keep matching from the hash. The set's fold
+ * work (rangeset_nl.c) runs a tick after the first packet-path change, so
+ * a flood costs one publication per tick at most; the expiry work folds
+ * too (dropping expired entries, counted as expiries), into the same
+ * publication as the ranges it expires. ADD, DEL, TEST, SWAP and LIST's
+ * snapshot fold first, under the set's lock, so they see and act on the
+ * whole set; FLUSH and the set's release drop the entries. The hash stays
+ * with the set (its name, which the RANGESET rules use): SWAP folds both
+ * sets first, so the entries travel with the contents.
+ *
+ * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
+ * memcg (there is no process to charge in softirq; the hash itself is
+ * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
+ * call_rcu(). Each entry and each hash counts in nfg_rs_live_objects.
+ *
  * Full-space edges: "+ 1" and "- 1" on keys are only done where the
  * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
  * 255.255.255.255 and ffff:...:ffff all work).
@@ -81,7 +132,9 @@
 #include "nfg_compat.h"
 
 #include <linux/kernel.h>
+#include <linux/bitops.h>
 #include <linux/errno.h>
+#include <linux/jhash.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -92,6 +145,7 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>
 
@@ -319,12 +373,131 @@ bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
 	return rs_key_le(base, key) && rs_key_le(key, &rs_cends6(arr)[base - start]);
 }
 
-bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr)
+/* ---- dynamic entries: packet-path side --------------------------------- */
+
+/* Keep the first @plen bits of @key (the family's length for full). */
+void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6)
 {
+	if (!v6) {
+		key->hi = 0;
+		key->lo &= plen ? (u32)(U32_MAX << (32 - min_t(u8, plen, 32))) : 0;
+		return;
+	}
+	if (plen <= 64) {
+		key->hi &= plen ? U64_MAX << (64 - plen) : 0;
+		key->lo = 0;
+	} else {
+		key->lo &= U64_MAX << (128 - min_t(u8, plen, 128));
+	}
+}
+
+/* Last address of the prefix that starts at the masked @key. */
+static void rs_key_prefix_end(struct nfg_rs_key *end,
+			      const struct nfg_rs_key *key, u8 plen, bool v6)
+{
+	*end = *key;
+	if (!v6) {
+		end->lo |= plen >= 32 ? 0 : U32_MAX >> plen;
+		return;
+	}
+	if (plen <= 64) {
+		end->hi |= plen >= 64 ? 0 : U64_MAX >> plen;
+		end->lo = U64_MAX;
+	} else {
+		end->lo |= plen >= 128 ? 0 : U64_MAX >> (plen - 64);
+	}
+}
+
+static u32 rs_dyn_bucket(const struct nfg_rs_dyn *dyn,
+			 const struct nfg_rs_key *key, u8 plen)
+{
+	u32 w[5] = {
+		upper_32_bits(key->hi), lower_32_bits(key->hi),
+		upper_32_bits(key->lo), lower_32_bits(key->lo), plen,
+	};
+
+	return jhash2(w, ARRAY_SIZE(w), dyn->seed) & dyn->hmask;
+}
+
+static bool rs_dyn_any(const struct nfg_rs_dyn *dyn)
+{
+	unsigned int i;
+
+	for (i = 0; i < BITS_TO_LONGS(NFG_RS_DYN_PLENS); i++)
+		if (READ_ONCE(dyn->pfx[i]))
+			return true;
+	return false;
+}
+
+/* The entry for exactly (@key, @plen) in bucket @b; under RCU or its lock. */
+static struct nfg_rs_dent *rs_dyn_find(const struct nfg_rs_dyn *dyn, u32 b,
+				       const struct nfg_rs_key *key, u8 plen)
+{
+	struct nfg_rs_dent *e;
+
+	for (e = rcu_dereference(dyn->buckets[b]); e;
+	     e = rcu_dereference(e->next))
+		if (e->plen == plen && e->key.hi == key->hi &&
+		    e->key.lo == key->lo)
+			return e;
+	return NULL;
+}
+
+/*
+ * Longest-prefix probe of the dynamic entries for @addr, under RCU: 1 if
+ * a live entry covers it, 0 if a delete marker does, -1 if none does
+ * (the array decides). Expired entries count as absent.
+ */
+static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
+			const struct nfg_rs_key *addr, bool v6, u64 now)
+{
+	int w;
+
+	for (w = BITS_TO_LONGS(NFG_RS_DYN_PLENS) - 1; w >= 0; w--) {
+		unsigned long bits = READ_ONCE(dyn->pfx[w]);
+
+		while (bits) {
+			unsigned int bit = __fls(bits);
+			u8 plen = w * BITS_PER_LONG + bit;
+			struct nfg_rs_key key = *addr;
+			struct nfg_rs_dent *e;
+			u64 exp;
+
+			bits &= ~BIT(bit);
+			nfg_rs_key_mask(&key, plen, v6);
+			e = rs_dyn_find(dyn, rs_dyn_bucket(dyn, &key, plen),
+					&key, plen);
+			if (!e)
+				continue;
+			if (READ_ONCE(e->del))
+				return 0;
+			exp = READ_ONCE(e->expires);
+			if (!exp || exp > now)
+				return 1;
+		}
+	}
+	return -1;
+}
+
+static bool rs_core_lookup(struct nfg_rs_core *core,
+			   const struct nfg_rs_key *key, u64 now)
+{
+	const struct nfg_rs_dyn *dyn;
 	bool hit;
+	int d;
 
 	rcu_read_lock();
-	hit = nfg_rs_array_lookup4(rcu_dereference(core->arr), addr);
+	if (core->v6)
+		hit = nfg_rs_array_lookup6(rcu_dereference(core->arr), key);
+	else
+		hit = nfg_rs_array_lookup4(rcu_dereference(core->arr),
+					   (u32)key->lo);
+	dyn = rcu_dereference(core->dyn);
+	if (dyn && rs_dyn_any(dyn)) {
+		d = rs_dyn_probe(dyn, key, core->v6, now);
+		if (d >= 0)
+			hit = d;
+	}
 	rcu_read_unlock();
 
 	this_cpu_inc(core->stats->lookups);
@@ -333,18 +506,324 @@ bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr)
 	return hit;
 }
 
-bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key)
+bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now)
 {
-	bool hit;
+	struct nfg_rs_key key = { .hi = 0, .lo = addr };
+
+	return rs_core_lookup(core, &key, now);
+}
+
+bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
+			u64 now)
+{
+	return rs_core_lookup(core, key, now);
+}
+
+/* Index of the last range of @arr starting at or below @key, or -1. */
+static s64 rs_array_find(const struct nfg_rs_array *arr,
+			 const struct nfg_rs_key *key)
+{
+	struct nfg_rs_range r;
+	s64 lo = 0, hi, best = -1;
+
+	if (!arr)
+		return -1;
+	hi = (s64)arr->count - 1;
+	while (lo <= hi) {
+		s64 mid = lo + (hi - lo) / 2;
+
+		nfg_rs_array_range(arr, mid, &r);
+		if (rs_key_le(&r.start, key)) {
+			best = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return best;
+}
+
+/* Is all of [start, end] in one unexpired range of @arr? */
+static bool rs_array_covers(const struct nfg_rs_array *arr,
+			    const struct nfg_rs_key *start,
+			    const struct nfg_rs_key *end, u64 now)
+{
+	struct nfg_rs_range r;
+	s64 i = rs_array_find(arr, start);
+
+	if (i < 0)
+		return false;
+	nfg_rs_array_range(arr, i, &r);
+	return rs_key_le(end, &r.end) && (!r.expires || r.expires > now);
+}
+
+/* Does any range of @arr meet [start, end]? */
+static bool rs_array_overlaps(const struct nfg_rs_array *arr,
+			      const struct nfg_rs_key *start,
+			      const struct nfg_rs_key *end)
+{
+	struct nfg_rs_range r;
+	s64 i = rs_array_find(arr, end);
+
+	if (i < 0)
+		return false;
+	nfg_rs_array_range(arr, i, &r);
+	return rs_key_le(start, &r.end);
+}
+
+static void rs_dyn_pfx_get(struct nfg_rs_dyn *dyn, u8 plen)
+{
+	/* Fully ordered: the count is up before the bit is looked at. */
+	if (atomic_inc_return(&dyn->pfx_cnt[plen]) == 1 ||
+	    !test_bit(plen, dyn->pfx))
+		set_bit(plen, dyn->pfx);
+}
+
+static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
+{
+	if (atomic_dec_return(&dyn->pfx_cnt[plen]))
+		return;
+	/*
+	 * Last entry of this length gone. test_and_clear_bit() is fully
+	 * ordered: an add that raced (count up, bit seen set before we
+	 * cleared it) is seen here and the bit goes back.
+	 */
+	if (test_and_clear_bit(plen, dyn->pfx) &&
+	    atomic_read(&dyn->pfx_cnt[plen]))
+		set_bit(plen, dyn->pfx);
+}
+
+/*
+ * Reserve room for one entry: ranges in the published array plus dynamic
+ * entries stay <= maxelem. A compare-and-swap loop, so that concurrent
+ * adds on several CPUs never overshoot together.
+ */
+static bool rs_dyn_reserve(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
+{
+	const struct nfg_rs_array *arr = rcu_dereference(core->arr);
+	u64 used = arr ? arr->count : 0;
+	u32 max = READ_ONCE(core->maxelem);
+	int c = atomic_read(&dyn->count), old;
+
+	for (;;) {
+		if (used + (u32)c >= max)
+			return false;
+		old = atomic_cmpxchg(&dyn->count, c, c + 1);
+		if (old == c)
+			return true;
+		c = old;
+	}
+}
+
+static void rs_dent_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct nfg_rs_dent, rcu));
+	atomic_dec(&nfg_rs_live_objects);
+}
+
+/* Link a new entry in bucket @b; under the bucket's lock, room reserved. */
+static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
+		       const struct nfg_rs_key *key, u8 plen, u64 expires,
+		       bool del)
+{
+	struct nfg_rs_dent *e;
+
+	/*
+	 * Softirq: no reclaim. Not charged to a memcg (no process to take
+	 * it from); the set's maxelem bounds the total.
+	 */
+	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
+	if (!e) {
+		atomic_dec(&dyn->count);
+		return -ENOMEM;
+	}
+	atomic_inc(&nfg_rs_live_objects);
+	e->key = *key;
+	e->plen = plen;
+	e->expires = expires;
+	e->del = del;
+	/* The bit goes up first: a lookup that finds the entry probes it. */
+	rs_dyn_pfx_get(dyn, plen);
+	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
+	rcu_assign_pointer(dyn->buckets[b], e);
+	return 0;
+}
+
+/* Unlink @e from bucket @b (under its lock) and free it after a grace period. */
+static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
+{
+	struct nfg_rs_dent __rcu **pp = &dyn->buckets[b];
+	struct nfg_rs_dent *cur;
+
+	while ((cur = rcu_dereference(*pp))) {
+		if (cur == e) {
+			rcu_assign_pointer(*pp, rcu_dereference(e->next));
+			rs_dyn_pfx_put(dyn, e->plen);
+			atomic_dec(&dyn->count);
+			call_rcu(&e->rcu, rs_dent_free_rcu);
+			return;
+		}
+		pp = &cur->next;
+	}
+	WARN_ON_ONCE(1);
+}
+
+/**
+ * nfg_rs_dyn_add - packet-path add of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length kept (the family's length for the address itself)
+ * @expires: expiry of the entry (0 = never)
+ * @exist: refresh the expiry of an entry already present
+ * @now: the current time, on the clock of @expires
+ *
+ * Any context with BH disabled or process context. Never takes the set's
+ * lock nor rebuilds the array: the entry waits in the hash, where every
+ * lookup sees it, until nfg_rs_core_fold() moves it into the array.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (present and not @exist),
+ * -ENOSPC (the set is full, counted as a refusal) or -ENOMEM (ditto).
+ */
+int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen, u64 expires, bool exist, u64 now)
+{
+	struct nfg_rs_key key = *addr, end;
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	int ret = NFG_RS_DYN_NOOP;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+	u32 b;
+
+	nfg_rs_key_mask(&key, plen, core->v6);
+	rcu_read_lock();
+	dyn = rcu_dereference(core->dyn);
+	if (WARN_ON_ONCE(!dyn)) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	b = rs_dyn_bucket(dyn, &key, plen);
+	lock = &dyn->locks[b & dyn->lmask];
+	spin_lock_bh(lock);
+	e = rs_dyn_find(dyn, b, &key, plen);
+	if (e) {
+		u64 exp = READ_ONCE(e->expires);
+
+		if (READ_ONCE(e->del) || exist || (exp && exp <= now)) {
+			WRITE_ONCE(e->expires, expires);
+			WRITE_ONCE(e->del, 0);
+			ret = NFG_RS_DYN_DONE;
+		}
+		goto out;
+	}
+	rs_key_prefix_end(&end, &key, plen, core->v6);
+	/*
+	 * Already in the array and not under a delete marker (of another
+	 * length; probed at both ends of the prefix): nothing to add.
+	 */
+	if (!exist && rs_array_covers(rcu_dereference(core->arr), &key, &end,
+				      now) &&
+	    rs_dyn_probe(dyn, &key, core->v6, now) &&
+	    rs_dyn_probe(dyn, &end, core->v6, now))
+		goto out;
+	if (!rs_dyn_reserve(core, dyn)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = rs_dyn_link(dyn, b, &key, plen, expires, false);
+	if (!ret)
+		ret = NFG_RS_DYN_DONE;
+out:
+	spin_unlock_bh(lock);
+	rcu_read_unlock();
+	if (ret == NFG_RS_DYN_DONE)
+		this_cpu_inc(core->stats->dyn_adds);
+	else if (ret < 0)
+		this_cpu_inc(core->stats->dyn_refused);
+	return ret;
+}
+
+/**
+ * nfg_rs_dyn_del - packet-path delete of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length
+ *
+ * A dynamic entry of exactly that prefix goes at once. If the array holds
+ * any part of the prefix, a delete marker takes its place (or the entry
+ * becomes one): lookups miss inside it from now on, and the next fold
+ * deletes the prefix from the tree.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC or
+ * -ENOMEM (no room for a marker; counted as a refusal).
+ */
+int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen)
+{
+	struct nfg_rs_key key = *addr, end;
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	int ret = NFG_RS_DYN_NOOP;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+	bool overlaps;
+	u32 b;
+
+	nfg_rs_key_mask(&key, plen, core->v6);
+	rs_key_prefix_end(&end, &key, plen, core->v6);
+	rcu_read_lock();
+	dyn = rcu_dereference(core->dyn);
+	if (WARN_ON_ONCE(!dyn)) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	arr = rcu_dereference(core->arr);
+	overlaps = rs_array_overlaps(arr, &key, &end);
+	b = rs_dyn_bucket(dyn, &key, plen);
+	lock = &dyn->locks[b & dyn->lmask];
+	spin_lock_bh(lock);
+	e = rs_dyn_find(dyn, b, &key, plen);
+	if (e) {
+		if (READ_ONCE(e->del))
+			goto out;
+		if (overlaps) {
+			WRITE_ONCE(e->del, 1);
+			WRITE_ONCE(e->expires, 0);
+		} else {
+			rs_dyn_unlink(dyn, b, e);
+		}
+		ret = NFG_RS_DYN_DONE;
+		goto out;
+	}
+	if (!overlaps)
+		goto out;
+	if (!rs_dyn_reserve(core, dyn)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = rs_dyn_link(dyn, b, &key, plen, 0, true);
+	if (!ret)
+		ret = NFG_RS_DYN_DONE;
+out:
+	spin_unlock_bh(lock);
+	rcu_read_unlock();
+	if (ret == NFG_RS_DYN_DONE)
+		this_cpu_inc(core->stats->dyn_dels);
+	else if (ret < 0)
+		this_cpu_inc(core->stats->dyn_refused);
+	return ret;
+}
+
+/* Are there dynamic entries waiting to be folded? Any context. */
+bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
+{
+	const struct nfg_rs_dyn *dyn;
+	bool ret;
 
 	rcu_read_lock();
-	hit = nfg_rs_array_lookup6(rcu_dereference(core->arr), key);
+	dyn = rcu_dereference(core->dyn);
+	ret = dyn && atomic_read(&dyn->count);
 	rcu_read_unlock();
-
-	this_cpu_inc(core->stats->lookups);
-	if (hit)
-		this_cpu_inc(core->stats->hits);
-	return hit;
+	return ret;
 }
 
 /* ---- control-plane tree ----------------------------------------------- */
@@ -699,6 +1178,263 @@ static void rs_rollback(struct nfg_rs_update *u)
 	}
 }
 
+/* ---- dynamic entries: folding into the tree ---------------------------- */
+
+/* A copy of a dynamic entry taken by a fold. */
+struct rs_fold_ent {
+	struct nfg_rs_key	key;
+	u64			expires;
+	u8			plen;
+	u8			del;
+};
+
+struct rs_fold {
+	struct rs_fold_ent	*ents;
+	u32			n;
+	u32			expired;	/* entries dropped as expired */
+};
+
+/*
+ * Copy the dynamic entries and apply them to the tree in the request @u,
+ * shortest prefixes first, so that a longer prefix wins where two overlap,
+ * as it does in rs_dyn_probe(). Entries expired at @now (0: none is) are
+ * dropped, not folded. Under core->lock for writing. The hash is left as
+ * it is: rs_fold_finish() removes the copied entries once the caller has
+ * published the result.
+ */
+static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now)
+{
+	struct nfg_rs_core *core = u->core;
+	DECLARE_BITMAP(seen, NFG_RS_DYN_PLENS);
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_dent *e;
+	struct nfg_rs_range r;
+	u32 cap, b, i;
+	int plen, err;
+
+	memset(f, 0, sizeof(*f));
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	if (!dyn || !atomic_read(&dyn->count))
+		return 0;
+	/* Entries added while we copy wait for the next fold. */
+	cap = atomic_read(&dyn->count);
+	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL);
+	if (!f->ents)
+		return -ENOMEM;
+	bitmap_zero(seen, NFG_RS_DYN_PLENS);
+	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
+		rcu_read_lock();
+		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
+		     e = rcu_dereference(e->next)) {
+			struct rs_fold_ent *c = &f->ents[f->n++];
+
+			c->key = e->key;
+			c->plen = e->plen;
+			c->expires = READ_ONCE(e->expires);
+			c->del = READ_ONCE(e->del);
+			__set_bit(c->plen, seen);
+		}
+		rcu_read_unlock();
+		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+
+	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
+		if (!test_bit(plen, seen))
+			continue;
+		for (i = 0; i < f->n; i++) {
+			const struct rs_fold_ent *c = &f->ents[i];
+
+			if (c->plen != plen)
+				continue;
+			r.start = c->key;
+			rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
+			r.expires = c->expires;
+			if (c->del) {
+				err = rs_del(u, &r);
+			} else if (now && c->expires && c->expires <= now) {
+				f->expired++;
+				continue;
+			} else {
+				err = rs_add(u, &r);
+			}
+			if (err)
+				return err;
+			if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+				cond_resched();
+		}
+	}
+	return 0;
+}
+
+/* Dynamic entries that stay after the fold @f removes its copies. */
+static u32 rs_fold_left(struct nfg_rs_core *core, const struct rs_fold *f)
+{
+	const struct nfg_rs_dyn *dyn;
+	u32 c;
+
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	if (!dyn)
+		return 0;
+	c = atomic_read(&dyn->count);
+	return c > f->n ? c - f->n : 0;
+}
+
+/*
+ * After the caller published the tree with the fold applied (@ok), remove
+ * from the hash each entry the fold copied, unless the packet path changed
+ * it meanwhile (a refreshed expiry, a marker turned back into an entry):
+ * that one is folded again next time, which only extends what is there.
+ */
+static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
+			   bool ok)
+{
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_dent *e;
+	u32 i, b;
+
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	for (i = 0; ok && dyn && i < f->n; i++) {
+		const struct rs_fold_ent *c = &f->ents[i];
+		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+
+		b = rs_dyn_bucket(dyn, &c->key, c->plen);
+		lock = &dyn->locks[b & dyn->lmask];
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		e = rs_dyn_find(dyn, b, &c->key, c->plen);
+		if (e && e->del == c->del && e->expires == c->expires)
+			rs_dyn_unlink(dyn, b, e);
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	if (ok && f->expired)
+		WRITE_ONCE(core->expiries, core->expiries + f->expired);
+	kvfree(f->ents);
+	f->ents = NULL;
+}
+
+/* Fold and publish; under core->lock for writing. */
+static int rs_fold_locked(struct nfg_rs_core *core, u64 now)
+{
+	struct nfg_rs_update u = { .core = core };
+	struct rs_fold f;
+	int err;
+
+	err = rs_fold_apply(&u, &f, now);
+	if (!err && u.changed) {
+		if (core->count + rs_fold_left(core, &f) > core->maxelem)
+			err = -ENOSPC;
+		else
+			err = rs_publish(core);
+	}
+	if (err && u.changed)
+		rs_rollback(&u);
+	rs_spare_free(&u);
+	rs_fold_finish(core, &f, !err);
+	return err;
+}
+
+/**
+ * nfg_rs_core_fold - move the dynamic entries into the tree and the array
+ * @core: the set
+ * @now: the current time; entries expired by then are dropped (counted as
+ *	 expiries), not folded
+ *
+ * One publication for all of them. Process context.
+ *
+ * Return: 0, -ENOMEM or -ENOSPC (a folded entry would split a range of
+ * another expiry beyond maxelem): then nothing changed, and the entries
+ * keep matching from the hash.
+ */
+int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
+{
+	int err;
+
+	if (!nfg_rs_dyn_pending(core))
+		return 0;
+	down_write(&core->lock);
+	err = rs_fold_locked(core, now);
+	up_write(&core->lock);
+	return err;
+}
+
+/* Drop every dynamic entry; under core->lock for writing (or last user). */
+static void rs_dyn_clear(struct nfg_rs_dyn *dyn)
+{
+	struct nfg_rs_dent *e;
+	u32 b;
+
+	if (!dyn)
+		return;
+	for (b = 0; b <= dyn->hmask; b++) {
+		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
+
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		while ((e = rcu_dereference(dyn->buckets[b])))
+			rs_dyn_unlink(dyn, b, e);
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+}
+
+/**
+ * nfg_rs_dyn_enable - give the set its hash of dynamic entries
+ * @core: the set
+ * @seed: hash seed (random in the kernel)
+ *
+ * Called by each RANGESET rule's checkentry; the first one allocates.
+ * Buckets: maxelem rounded up to a power of two, within [64, 16384]
+ * (longer chains only in sets over 16k entries); bucket locks: at most 256.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed)
+{
+	struct nfg_rs_dyn *dyn;
+	u32 nb = 64, nl, i;
+	size_t size;
+	int err = 0;
+
+	down_write(&core->lock);
+	if (rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock)))
+		goto out;
+	while (nb < core->maxelem && nb < 16384)
+		nb *= 2;
+	nl = min_t(u32, nb, 256);
+	size = struct_size(dyn, buckets, nb);
+	dyn = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!dyn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dyn->locks = kcalloc(nl, sizeof(*dyn->locks), GFP_KERNEL_ACCOUNT);
+	if (!dyn->locks) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < nl; i++)
+		spin_lock_init(&dyn->locks[i]);
+	dyn->hmask = nb - 1;
+	dyn->lmask = nl - 1;
+	dyn->seed = seed;
+	dyn->memsize = size + nl * sizeof(*dyn->locks);
+	atomic_inc(&nfg_rs_live_objects);
+	rcu_assign_pointer(core->dyn, dyn);
+	goto out;
+
+err_free:
+	kvfree(dyn);
+out:
+	up_write(&core->lock);
+	return err;
+}
+
 /**
  * nfg_rs_core_update - add or delete a batch of ranges
  * @core: the set
@@ -715,6 +1451,7 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 		       unsigned int n, enum nfg_rs_op op)
 {
 	struct nfg_rs_update u = { .core = core };
+	const struct rs_fold nofold = { .n = 0 };
 	unsigned int i;
 	int err = 0;
 
@@ -723,6 +1460,10 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 			return -EINVAL;
 
 	down_write(&core->lock);
+	/* Dynamic entries first: the request applies to the whole set. */
+	err = rs_fold_locked(core, 0);
+	if (err)
+		goto out;
 	for (i = 0; i < n && !err; i++) {
 		if (op == NFG_RS_OP_ADD)
 			err = rs_add(&u, &r[i]);
@@ -732,7 +1473,7 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 			cond_resched();
 	}
 	if (!err && u.changed) {
-		if (core->count > core->maxelem)
+		if (core->count + rs_fold_left(core, &nofold) > core->maxelem)
 			err = -ENOSPC;
 		else
 			err = rs_publish(core);
@@ -740,6 +1481,7 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 	if (err && u.changed)
 		rs_rollback(&u);
 	rs_spare_free(&u);
+out:
 	up_write(&core->lock);
 	return err;
 }
@@ -750,6 +1492,8 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
 	struct rb_root root;
 
 	down_write(&core->lock);
+	rs_dyn_clear(rcu_dereference_protected(core->dyn,
+					       lockdep_is_held(&core->lock)));
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	RCU_INIT_POINTER(core->arr, NULL);
 	root = core->root;
@@ -778,12 +1522,17 @@ int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
 	struct nfg_rs_update u = { .core = core };
 	struct nfg_rs_node *n, *next;
 	u32 count = 0, i = 0;
+	struct rs_fold f;
 	int err = 0;
 
 	*expired = 0;
 	down_write(&core->lock);
+	/* Dynamic entries go into the same publication. */
+	err = rs_fold_apply(&u, &f, now);
+	if (err)
+		goto fail;
 	if (!core->next_expiry || core->next_expiry > now)
-		goto out;
+		goto publish;
 	for (n = rs_node(rb_first(&core->root)); n; n = next) {
 		next = rs_node(rb_next(&n->rb));
 		if (n->r.expires && n->r.expires <= now) {
@@ -793,17 +1542,25 @@ int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
 		if (++i % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
-	if (!count)
+publish:
+	if (!u.changed && !count)
 		goto out;
-	err = rs_publish(core);
-	if (err) {
-		rs_rollback(&u);
-		goto out;
-	}
+	if (core->count + rs_fold_left(core, &f) > core->maxelem)
+		err = -ENOSPC;
+	else
+		err = rs_publish(core);
+	if (err)
+		goto fail;
 	WRITE_ONCE(core->expiries, core->expiries + count);
-	*expired = count;
+	goto out;
+fail:
+	if (u.changed || count)
+		rs_rollback(&u);
 out:
+	if (!err)
+		*expired = count + f.expired;
 	rs_spare_free(&u);
+	rs_fold_finish(core, &f, !err);
 	up_write(&core->lock);
 	return err;
 }
@@ -823,11 +1580,13 @@ bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 	if (!nfg_rs_range_valid(r, core->v6))
 		return false;
 
-	down_read(&core->lock);
+	down_write(&core->lock);
+	/* On failure the entries stay dynamic: the answer leaves them out. */
+	rs_fold_locked(core, 0);
 	n = rs_first_end_ge(&core->root, &r->start);
 	hit = n && rs_key_le(&n->r.start, &r->start) &&
 	      rs_key_le(&r->end, &n->r.end);
-	up_read(&core->lock);
+	up_write(&core->lock);
 	return hit;
 }
 
@@ -836,6 +1595,7 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 {
 	struct nfg_rs_array *arr_a, *arr_b;
 	u32 maxelem;
+	int err;
 	u64 next;
 
 	if (a->v6 != b->v6)
@@ -848,6 +1608,16 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 
 	down_write(&a->lock);
 	down_write_nested(&b->lock, SINGLE_DEPTH_NESTING);
+	/*
+	 * The hashes stay with the sets' names (the RANGESET rules that
+	 * made them point at the names): fold them first, so their entries
+	 * go with the contents. If that fails, the swap does not happen.
+	 */
+	err = rs_fold_locked(a, 0);
+	if (!err)
+		err = rs_fold_locked(b, 0);
+	if (err)
+		goto out;
 
 	arr_a = rcu_dereference_protected(a->arr, lockdep_is_held(&a->lock));
 	arr_b = rcu_dereference_protected(b->arr, lockdep_is_held(&b->lock));
@@ -863,10 +1633,10 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 	maxelem = a->maxelem;
 	WRITE_ONCE(a->maxelem, b->maxelem);
 	WRITE_ONCE(b->maxelem, maxelem);
-
+out:
 	up_write(&b->lock);
 	up_write(&a->lock);
-	return 0;
+	return err;
 }
 
 /*
@@ -878,13 +1648,15 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 {
 	struct nfg_rs_array *arr;
 
-	down_read(&core->lock);
+	down_write(&core->lock);
+	/* Listings show dynamic entries folded (on failure: left out). */
+	rs_fold_locked(core, 0);
 	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	if (arr)
 		refcount_inc(&arr->ref);
 	if (maxelem)
 		*maxelem = core->maxelem;
-	up_read(&core->lock);
+	up_write(&core->lock);
 	return arr;
 }
 
@@ -892,6 +1664,7 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 {
 	const struct nfg_rs_array *arr;
+	const struct nfg_rs_dyn *dyn;
 	int cpu;
 
 	memset(info, 0, sizeof(*info));
@@ -900,6 +1673,12 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 	if (arr) {
 		info->count = arr->count;
 		info->memsize = arr->memsize;
+	}
+	dyn = rcu_dereference(core->dyn);
+	if (dyn) {
+		info->dyn_count = atomic_read(&dyn->count);
+		info->memsize += dyn->memsize +
+			(u64)info->dyn_count * sizeof(struct nfg_rs_dent);
 	}
 	rcu_read_unlock();
 	info->maxelem = READ_ONCE(core->maxelem);
@@ -912,6 +1691,9 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 
 		info->lookups += READ_ONCE(s->lookups);
 		info->hits += READ_ONCE(s->hits);
+		info->dyn_adds += READ_ONCE(s->dyn_adds);
+		info->dyn_dels += READ_ONCE(s->dyn_dels);
+		info->dyn_refused += READ_ONCE(s->dyn_refused);
 	}
 }
 
@@ -929,6 +1711,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
 	core->next_expiry = 0;
 	core->v6 = v6;
 	RCU_INIT_POINTER(core->arr, NULL);
+	RCU_INIT_POINTER(core->dyn, NULL);
 	return 0;
 }
 
@@ -939,6 +1722,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
  */
 void nfg_rs_core_release(struct nfg_rs_core *core)
 {
+	rs_dyn_clear(rcu_dereference_protected(core->dyn, 1));
 	rs_tree_free(&core->root);
 	core->count = 0;
 	nfg_rs_array_put(rcu_dereference_protected(core->arr, 1));
@@ -948,6 +1732,14 @@ void nfg_rs_core_release(struct nfg_rs_core *core)
 /* Free what a lookup may still touch; after a grace period. */
 void nfg_rs_core_free(struct nfg_rs_core *core)
 {
+	struct nfg_rs_dyn *dyn = rcu_dereference_protected(core->dyn, 1);
+
+	if (dyn) {
+		kfree(dyn->locks);
+		kvfree(dyn);
+		atomic_dec(&nfg_rs_live_objects);
+		RCU_INIT_POINTER(core->dyn, NULL);
+	}
 	free_percpu(core->stats);
 	core->stats = NULL;
 }

@@ -59,6 +59,65 @@ struct nfg_rs_array {
 struct nfg_rs_stats {
 	u64	lookups;
 	u64	hits;
+	/* Packet-path updates (the RANGESET target): see nfg_rs_dyn_add(). */
+	u64	dyn_adds;
+	u64	dyn_dels;
+	u64	dyn_refused;
+};
+
+/* Prefix lengths 0..128: one bit each in struct nfg_rs_dyn.pfx. */
+#define NFG_RS_DYN_PLENS	129
+
+/*
+ * A dynamic entry: the masked address of a packet-path add (or delete
+ * marker), not yet folded into the tree. See "Dynamic entries" at the top
+ * of rangeset_core.c.
+ */
+struct nfg_rs_dent {
+	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
+	struct nfg_rs_dent __rcu	*next;
+	struct nfg_rs_key		key;	/* masked: the prefix's first address */
+	/* Expiry (0 = never); written under the bucket lock, read without. */
+	u64				expires;
+	u8				plen;
+	/* 1: delete marker (lookups miss inside it); written like @expires. */
+	u8				del;
+	struct rcu_head			rcu;
+};
+
+/*
+ * The bounded hash of a set's dynamic entries; allocated by the first
+ * RANGESET rule of the set (process context), freed with the set.
+ */
+struct nfg_rs_dyn {
+	u32			hmask;	/* buckets - 1 */
+	u32			lmask;	/* locks - 1 */
+	u32			seed;
+	/* Entries linked (positive and markers): the set's maxelem bounds it. */
+	atomic_t		count;
+	/* Entries per prefix length; a bit of @pfx is set while one is > 0. */
+	atomic_t		pfx_cnt[NFG_RS_DYN_PLENS];
+	/*
+	 * Prefix lengths in use: a lookup probes only these, longest
+	 * first, and none at all while the bitmap is empty.
+	 */
+	DECLARE_BITMAP(pfx, NFG_RS_DYN_PLENS);
+	/*
+	 * Hashed bucket locks (bucket & lmask): they serialise the writers
+	 * of a chain (packet-path add/del, fold, flush) and the writes of an
+	 * entry's expires/del; readers never take them. Hashed so that two
+	 * CPUs adding different addresses rarely meet, and no CPU ever takes
+	 * a lock that all of them share.
+	 */
+	spinlock_t		*locks;
+	size_t			memsize;
+	struct nfg_rs_dent __rcu *buckets[];
+};
+
+/* Results of nfg_rs_dyn_add() and nfg_rs_dyn_del() (or -errno). */
+enum nfg_rs_dyn_result {
+	NFG_RS_DYN_NOOP,	/* nothing to do (present / absent already) */
+	NFG_RS_DYN_DONE,	/* added, refreshed, removed or marked */
 };
 
 struct nfg_rs_core {
@@ -86,6 +145,12 @@ struct nfg_rs_core {
 	/* Packet path: read under RCU only. NULL when the set is empty. */
 	struct nfg_rs_array __rcu	*arr;
 	struct nfg_rs_stats __percpu	*stats;
+	/*
+	 * Dynamic entries (packet-path adds/deletes): NULL until a RANGESET
+	 * rule uses the set, then fixed until nfg_rs_core_free(). Published
+	 * with rcu_assign_pointer() under @lock.
+	 */
+	struct nfg_rs_dyn __rcu		*dyn;
 };
 
 struct nfg_rs_core_info {
@@ -96,6 +161,10 @@ struct nfg_rs_core_info {
 	u64	memsize;
 	u64	lookups;
 	u64	hits;
+	u32	dyn_count;	/* dynamic entries not yet folded */
+	u64	dyn_adds;
+	u64	dyn_dels;
+	u64	dyn_refused;
 };
 
 enum nfg_rs_op {
@@ -139,8 +208,22 @@ bool nfg_rs_array_lookup4(const struct nfg_rs_array *arr, u32 addr);
 bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
 			  const struct nfg_rs_key *key);
 
-/* Packet path: RCU lookup plus per-CPU counters. */
-bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr);
-bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key);
+/*
+ * Packet path: RCU lookup plus per-CPU counters. @now is on the clock of
+ * the expiries (jiffies64): dynamic entries past it no longer match.
+ */
+bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now);
+bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
+			u64 now);
+
+/* Dynamic entries; see the theory of operation in rangeset_core.c. */
+int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed);
+bool nfg_rs_dyn_pending(struct nfg_rs_core *core);
+void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6);
+int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen, u64 expires, bool exist, u64 now);
+int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen);
+int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now);
 
 #endif /* _NFG_RANGESET_CORE_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nfguard rangeset: xtables match "rangeset" (IPv4 and IPv6), and module
- * init/exit.
+ * init/exit (which also registers the RANGESET target, rangeset_tg.c).
  *
  *   -m rangeset [!] --match-set NAME src|dst
  *
@@ -14,6 +14,7 @@
 #include <linux/err.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/x_tables.h>
@@ -32,7 +33,8 @@ static bool rangeset_mt4(const struct sk_buff *skb, struct xt_action_param *par)
 	__be32 addr = info->flags & XT_RANGESET_DST ? iph->daddr : iph->saddr;
 	bool hit;
 
-	hit = nfg_rs_core_match4(&info->set->core, be32_to_cpu(addr));
+	hit = nfg_rs_core_match4(&info->set->core, be32_to_cpu(addr),
+				 get_jiffies_64());
 	return hit ^ !!(info->flags & XT_RANGESET_INV);
 }
 
@@ -45,7 +47,7 @@ static bool rangeset_mt6(const struct sk_buff *skb, struct xt_action_param *par)
 
 	nfg_rs_key_from_be(&key, info->flags & XT_RANGESET_DST ?
 			   &ip6h->daddr : &ip6h->saddr, true);
-	hit = nfg_rs_core_match6(&info->set->core, &key);
+	hit = nfg_rs_core_match6(&info->set->core, &key, get_jiffies_64());
 	return hit ^ !!(info->flags & XT_RANGESET_INV);
 }
 
@@ -126,8 +128,13 @@ static int __init rangeset_mt_init(void)
 	err = xt_register_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 	if (err)
 		goto err_nl;
+	err = nfg_rs_tg_register();
+	if (err)
+		goto err_mt;
 	return 0;
 
+err_mt:
+	xt_unregister_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 err_nl:
 	nfg_rs_nl_exit();
 err_out:
@@ -136,6 +143,7 @@ err_out:
 
 static void __exit rangeset_mt_exit(void)
 {
+	nfg_rs_tg_unregister();
 	xt_unregister_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 	nfg_rs_nl_exit();
 }
@@ -156,7 +164,9 @@ module_init(rangeset_mt_init);
 module_exit(rangeset_mt_exit);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("nfguard: match addresses against named IPv4/IPv6 range sets");
+MODULE_DESCRIPTION("nfguard: match addresses against named IPv4/IPv6 range sets, and add to them");
 MODULE_ALIAS("ipt_rangeset");
 MODULE_ALIAS("ip6t_rangeset");
+MODULE_ALIAS("ipt_RANGESET");
+MODULE_ALIAS("ip6t_RANGESET");
 MODULE_ALIAS_GENL_FAMILY(NFG_RANGESET_GENL_NAME);

@@ -91,7 +91,11 @@ static void nfg_rs_free_rcu(struct rcu_head *head)
 
 static void nfg_rs_release(struct nfg_rangeset *set)
 {
-	/* No reference is left: nothing arms the work again but itself. */
+	/*
+	 * No reference is left: no rule queues fold_work any more, and
+	 * nothing but fold_work and itself arms expire_work.
+	 */
+	cancel_delayed_work_sync(&set->fold_work);
 	cancel_delayed_work_sync(&set->expire_work);
 	nfg_rs_core_release(&set->core);
 	call_rcu(&set->rcu, nfg_rs_free_rcu);
@@ -165,6 +169,38 @@ static void nfg_rs_expire_work(struct work_struct *work)
 		return;
 	}
 	nfg_rs_expire_arm(set);
+}
+
+/*
+ * Fold the packet path's dynamic entries into the array, then arm the
+ * expiry work for what they brought. On failure (-ENOMEM, or -ENOSPC
+ * when an entry would split a range beyond maxelem) the entries keep
+ * matching from the hash; try again a second later.
+ */
+static void nfg_rs_fold_work(struct work_struct *work)
+{
+	struct nfg_rangeset *set = container_of(to_delayed_work(work),
+						struct nfg_rangeset,
+						fold_work);
+
+	if (nfg_rs_core_fold(&set->core, get_jiffies_64()))
+		queue_delayed_work(system_power_efficient_wq, &set->fold_work,
+				   HZ);
+	nfg_rs_expire_arm(set);
+}
+
+/**
+ * nfg_rs_fold_kick - the packet path added or deleted a dynamic entry
+ * @set: the set, referenced by the caller's rule
+ *
+ * Any context. Queues the fold a tick from now unless it is pending: the
+ * work's own pending bit is the only shared state touched.
+ */
+void nfg_rs_fold_kick(struct nfg_rangeset *set)
+{
+	if (!delayed_work_pending(&set->fold_work))
+		queue_delayed_work(system_power_efficient_wq, &set->fold_work,
+				   NFG_RS_EXPIRE_TICK);
 }
 
 /* Seconds -> absolute expiry in jiffies64 (0 stays 0: permanent). */
@@ -415,6 +451,13 @@ static int nfg_rs_fill_header(struct sk_buff *skb, u32 portid, u32 seq,
 	    nla_put_u64_64bit(skb, NFG_RS_A_MEMSIZE, ci->memsize, NFG_RS_A_PAD) ||
 	    nla_put_u32(skb, NFG_RS_A_TIMEOUT, ci->timeout) ||
 	    nla_put_u64_64bit(skb, NFG_RS_A_EXPIRIES, ci->expiries,
+			      NFG_RS_A_PAD) ||
+	    nla_put_u32(skb, NFG_RS_A_DYN_COUNT, ci->dyn_count) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_PKT_ADDS, ci->dyn_adds,
+			      NFG_RS_A_PAD) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_PKT_DELS, ci->dyn_dels,
+			      NFG_RS_A_PAD) ||
+	    nla_put_u64_64bit(skb, NFG_RS_A_PKT_REFUSED, ci->dyn_refused,
 			      NFG_RS_A_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -486,6 +529,7 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 	atomic_set(&set->rules, 0);
 	INIT_WORK(&set->free_work, nfg_rs_free_work);
 	INIT_DELAYED_WORK(&set->expire_work, nfg_rs_expire_work);
+	INIT_DELAYED_WORK(&set->fold_work, nfg_rs_fold_work);
 	spin_lock_init(&set->expire_lock);
 
 	mutex_lock(&nn->lock);

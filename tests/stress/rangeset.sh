@@ -2,7 +2,9 @@
 # rangeset stressors (see tests/stress/lib.sh). Topology: netns nfg-st-gen
 # floods netns nfg-st-dut over a veth pair with UDP from random IPv4 and IPv6
 # sources (trafgen); dut's INPUT has rangeset rules (legacy and nft, v4 and
-# v6) on sets lk4/lk6 that the stressors keep changing.
+# v6) on sets lk4/lk6 that the stressors keep changing, and RANGESET rules
+# adding every source to dyn4/dyn6 (full sets refuse; the churn swaps and
+# flushes them).
 
 RS_GEN=nfg-st-gen
 RS_DUT=nfg-st-dut
@@ -40,7 +42,9 @@ rs_stress_setup() {
 	seq 0 1999 | awk '{ printf "%d.%d.0.0/17\n", int($1 / 2) % 223 + 1, ($1 * 7) % 256 }' >"$NFG_WORK/lk4"
 	rs_dut nfguard set create lk4 ipv4 && rs_dut nfguard set add lk4 -f "$NFG_WORK/lk4" &&
 		rs_dut nfguard set create sw4 ipv4 && rs_dut nfguard set add sw4 0.0.0.0/2 &&
-		rs_dut nfguard set create lk6 ipv6 && rs_dut nfguard set add lk6 fd00:1::/97 ||
+		rs_dut nfguard set create lk6 ipv6 && rs_dut nfguard set add lk6 fd00:1::/97 &&
+		rs_dut nfguard set create dyn4 ipv4 maxelem 3000 timeout 1 &&
+		rs_dut nfguard set create dyn6 ipv6 maxelem 3000 ||
 		nfg_fail "stress sets"
 	# ACCEPT, not DROP: the legacy and the nft table both see every packet
 	for v in legacy nft; do
@@ -52,6 +56,13 @@ rs_stress_setup() {
 				-m comment --comment lk6-$v -j ACCEPT ||
 			nfg_fail "stress rules ($v)"
 	done
+	# packet-path adds (-j RANGESET) under the flood: a full set refuses,
+	# expiries and folds run while the churn swaps and flushes the set
+	nfg_ipt $RS_DUT legacy 4 -A INPUT -p udp --dport 9 -m comment --comment dyn4 \
+		-j RANGESET --add-set dyn4 src --exist &&
+		nfg_ipt $RS_DUT nft 6 -A INPUT -p udp --dport 9 -m comment --comment dyn6 \
+			-j RANGESET --add-set dyn6 src --prefix 120 --timeout 2 ||
+		nfg_fail "stress RANGESET rules"
 }
 
 # The flood: paced, since under TCG an unpaced generator starves the control
@@ -89,6 +100,10 @@ rs_stress_flood_check() {
 			}
 		done
 	done
+	for t in dyn4 dyn6; do
+		n=$(rs_dut nfguard set list $t | sed -n 's/^Packet adds: //p')
+		[ "${n:-0}" -ge 1 ] || nfg_fail "no packet-path add into $t"
+	done
 }
 
 # add/del/swap/flush/list/test on the sets the flood looks up
@@ -105,6 +120,8 @@ rs_st_churn() {
 	rs_dut nfguard set add lk6 fd00:1::$a:$b fd00:1::8000:0/100 || return 1
 	rs_dut nfguard set flush sw4 && rs_dut nfguard set add sw4 0.0.0.0/2 || return 1
 	rs_dut nfguard set del lk6 fd00:1::8000:0/100 || return 1
+	rs_dut nfguard set swap dyn4 sw4 && rs_dut nfguard set swap dyn4 sw4 || return 1
+	rs_dut nfguard set flush dyn6 && rs_dut nfguard set list dyn4 >/dev/null || return 1
 }
 
 # swaps of the same two sets in both orders at once (lock order of swap)
@@ -167,6 +184,8 @@ rs_st_netns() {
 		nfguard set create b ipv6 && nfguard set add b ::1 &&
 		iptables-legacy -w -A INPUT -m rangeset --match-set a src -j ACCEPT &&
 		iptables-nft -w -A OUTPUT -m rangeset --match-set a dst -j ACCEPT &&
+		nfguard set create c ipv4 maxelem 8 &&
+		iptables-legacy -w -A OUTPUT -j RANGESET --add-set c dst --timeout 5 &&
 		ip6tables-nft -w -A INPUT -m rangeset --match-set b src -j ACCEPT &&
 		ping -c 1 -W 2 127.0.0.1 >/dev/null' || { ip netns del $ns; return 1; }
 	ip netns del $ns || return 1

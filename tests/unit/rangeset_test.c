@@ -346,8 +346,8 @@ static void test_edges_v4(void)
 	/* 0.0.0.0/0 */
 	CHECK_EQ(add1(&c, r4(0, U32_MAX)), 0);
 	EXPECT(&c, r4(0, U32_MAX));
-	CHECK(nfg_rs_core_match4(&c, 0));
-	CHECK(nfg_rs_core_match4(&c, U32_MAX));
+	CHECK(nfg_rs_core_match4(&c, 0, 0));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX, 0));
 	CHECK(nfg_rs_core_test(&c, &(struct nfg_rs_range){ k4(0), k4(U32_MAX), 0 }));
 	/* adding anything to the full space changes nothing */
 	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
@@ -356,11 +356,11 @@ static void test_edges_v4(void)
 	/* 255.255.255.255 and 0.0.0.0 off the ends */
 	CHECK_EQ(del1(&c, r4(U32_MAX, U32_MAX)), 0);
 	EXPECT(&c, r4(0, U32_MAX - 1));
-	CHECK(!nfg_rs_core_match4(&c, U32_MAX));
+	CHECK(!nfg_rs_core_match4(&c, U32_MAX, 0));
 	CHECK_EQ(del1(&c, r4(0, 0)), 0);
 	EXPECT(&c, r4(1, U32_MAX - 1));
-	CHECK(!nfg_rs_core_match4(&c, 0));
-	CHECK(nfg_rs_core_match4(&c, 1));
+	CHECK(!nfg_rs_core_match4(&c, 0, 0));
+	CHECK(nfg_rs_core_match4(&c, 1, 0));
 	/* and back: adjacency at both ends */
 	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
 	EXPECT(&c, r4(1, U32_MAX));
@@ -369,10 +369,10 @@ static void test_edges_v4(void)
 	/* split into the two extreme single addresses */
 	CHECK_EQ(del1(&c, r4(1, U32_MAX - 1)), 0);
 	EXPECT(&c, r4(0, 0), r4(U32_MAX, U32_MAX));
-	CHECK(nfg_rs_core_match4(&c, 0));
-	CHECK(!nfg_rs_core_match4(&c, 1));
-	CHECK(!nfg_rs_core_match4(&c, U32_MAX - 1));
-	CHECK(nfg_rs_core_match4(&c, U32_MAX));
+	CHECK(nfg_rs_core_match4(&c, 0, 0));
+	CHECK(!nfg_rs_core_match4(&c, 1, 0));
+	CHECK(!nfg_rs_core_match4(&c, U32_MAX - 1, 0));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX, 0));
 	CHECK_EQ(add1(&c, r4(U32_MAX - 1, U32_MAX - 1)), 0);
 	EXPECT(&c, r4(0, 0), r4(U32_MAX - 1, U32_MAX));
 	CHECK_EQ(add1(&c, r4(1, 1)), 0);
@@ -383,8 +383,8 @@ static void test_edges_v4(void)
 	/* the maximum alone in an empty set */
 	CHECK_EQ(add1(&c, r4(U32_MAX, U32_MAX)), 0);
 	EXPECT(&c, r4(U32_MAX, U32_MAX));
-	CHECK(nfg_rs_core_match4(&c, U32_MAX));
-	CHECK(!nfg_rs_core_match4(&c, 0));
+	CHECK(nfg_rs_core_match4(&c, U32_MAX, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0, 0));
 	set_fini(&c);
 }
 
@@ -397,11 +397,11 @@ static void test_edges_v6(void)
 	/* ::/0 */
 	CHECK_EQ(add1(&c, r6(zero, KMAX6)), 0);
 	EXPECT(&c, r6(zero, KMAX6));
-	CHECK(nfg_rs_core_match6(&c, &zero));
-	CHECK(nfg_rs_core_match6(&c, &KMAX6));
+	CHECK(nfg_rs_core_match6(&c, &zero, 0));
+	CHECK(nfg_rs_core_match6(&c, &KMAX6, 0));
 	CHECK_EQ(del1(&c, r6(KMAX6, KMAX6)), 0);
 	EXPECT(&c, r6(zero, k6(U64_MAX, U64_MAX - 1)));
-	CHECK(!nfg_rs_core_match6(&c, &KMAX6));
+	CHECK(!nfg_rs_core_match6(&c, &KMAX6, 0));
 	CHECK_EQ(del1(&c, r6(zero, zero)), 0);
 	EXPECT(&c, r6(k6(0, 1), k6(U64_MAX, U64_MAX - 1)));
 	CHECK_EQ(add1(&c, r6(KMAX6, KMAX6)), 0);
@@ -429,9 +429,9 @@ static void test_edges_v6(void)
 	CHECK_EQ(del1(&c, r6(k6(0, U64_MAX - 1), k6(1, 0))), 0);
 	EXPECT(&c, r6(k6(0, U64_MAX - 5), k6(0, U64_MAX - 2)));
 	/* lookups near the carry */
-	CHECK(nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 2 }));
-	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 1 }));
-	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 1, U64_MAX - 2 }));
+	CHECK(nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 2 }, 0));
+	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 0, U64_MAX - 1 }, 0));
+	CHECK(!nfg_rs_core_match6(&c, &(struct nfg_rs_key){ 1, U64_MAX - 2 }, 0));
 	set_fini(&c);
 }
 
@@ -489,7 +489,7 @@ static void test_maxelem(void)
 	/* merges one and adds one: 4 > 3, the whole batch is refused */
 	CHECK_EQ(nfg_rs_core_update(&c, over, 2, NFG_RS_OP_ADD), -ENOSPC);
 	EXPECT(&c, r4(10, 10), r4(20, 20), r4(30, 30));
-	CHECK(!nfg_rs_core_match4(&c, 11));
+	CHECK(!nfg_rs_core_match4(&c, 11, 0));
 	CHECK_EQ(add1(&c, r4(40, 40)), -ENOSPC);
 	EXPECT(&c, r4(10, 10), r4(20, 20), r4(30, 30));
 	/* only the result counts: 5 ranges on the way, 1 at the end */
@@ -503,7 +503,7 @@ static void test_maxelem(void)
 	CHECK_EQ(add1(&c, r4(0, 1000)), 0);
 	CHECK_EQ(nfg_rs_core_update(&c, split, 1, NFG_RS_OP_DEL), -ENOSPC);
 	EXPECT(&c, r4(0, 1000));
-	CHECK(nfg_rs_core_match4(&c, 500));
+	CHECK(nfg_rs_core_match4(&c, 500, 0));
 	CHECK_EQ(del1(&c, r4(0, 0)), 0);
 	EXPECT(&c, r4(1, 1000));
 	set_fini(&c);
@@ -593,9 +593,9 @@ static void test_swap(void)
 	EXPECT(&b, r4(1, 2));
 	CHECK_EQ(a.maxelem, 20);
 	CHECK_EQ(b.maxelem, 10);
-	CHECK(nfg_rs_core_match4(&a, 8));
-	CHECK(!nfg_rs_core_match4(&a, 1));
-	CHECK(nfg_rs_core_match4(&b, 1));
+	CHECK(nfg_rs_core_match4(&a, 8, 0));
+	CHECK(!nfg_rs_core_match4(&a, 1, 0));
+	CHECK(nfg_rs_core_match4(&b, 1, 0));
 	nfg_rs_core_info(&a, &ia);
 	nfg_rs_core_info(&b, &ib);
 	CHECK_EQ(ia.count, 2);
@@ -777,9 +777,9 @@ static void test_stats_info(void)
 	CHECK_EQ(info.lookups, 0);
 	CHECK_EQ(add1(&c, r4(100, 199)), 0);
 	CHECK_EQ(add1(&c, r4(300, 399)), 0);
-	CHECK(nfg_rs_core_match4(&c, 100));
-	CHECK(nfg_rs_core_match4(&c, 399));
-	CHECK(!nfg_rs_core_match4(&c, 200));
+	CHECK(nfg_rs_core_match4(&c, 100, 0));
+	CHECK(nfg_rs_core_match4(&c, 399, 0));
+	CHECK(!nfg_rs_core_match4(&c, 200, 0));
 	nfg_rs_core_info(&c, &info);
 	CHECK_EQ(info.count, 2);
 	CHECK_EQ(info.lookups, 3);
@@ -873,8 +873,8 @@ static bool lookup(struct nfg_rs_core *c, const struct universe *u,
 		   struct nfg_rs_key k, unsigned long *lookups,
 		   unsigned long *hits)
 {
-	bool hit = u->v6 ? nfg_rs_core_match6(c, &k) :
-			   nfg_rs_core_match4(c, (u32)k.lo);
+	bool hit = u->v6 ? nfg_rs_core_match6(c, &k, 0) :
+			   nfg_rs_core_match4(c, (u32)k.lo, 0);
 
 	(*lookups)++;
 	*hits += hit;
@@ -1369,6 +1369,377 @@ static void test_random_v6_carry(void)	{ random_ops(7, &U6_CARRY, 2000, 1000000,
 static void test_random_v6_top(void)	{ random_ops(8, &U6_TOP, 2000, 1000000, 1000000); }
 static void test_random_v6_zero(void)	{ random_ops(9, &U6_ZERO, 2000, 30, 1000000); }
 
+
+/* ---- dynamic entries (packet-path adds, the RANGESET target) ---------- */
+
+static void dyn_set(struct nfg_rs_core *c, bool v6, u32 maxelem)
+{
+	set_init(c, v6, maxelem);
+	if (nfg_rs_dyn_enable(c, 0x1234) || nfg_rs_dyn_enable(c, 1)) {
+		fprintf(stderr, "nfg_rs_dyn_enable failed\n");
+		exit(2);
+	}
+}
+
+static u32 dyn_count(struct nfg_rs_core *c)
+{
+	return atomic_read(&rcu_dereference(c->dyn)->count);
+}
+
+static int dadd4(struct nfg_rs_core *c, u32 a, u8 plen, u64 exp, bool exist,
+		 u64 now)
+{
+	struct nfg_rs_key k = k4(a);
+
+	return nfg_rs_dyn_add(c, &k, plen, exp, exist, now);
+}
+
+static int ddel4(struct nfg_rs_core *c, u32 a, u8 plen)
+{
+	struct nfg_rs_key k = k4(a);
+
+	return nfg_rs_dyn_del(c, &k, plen);
+}
+
+static void test_dyn_basic(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(add1(&c, r4(100, 200)), 0);
+	CHECK(!nfg_rs_core_match4(&c, 5, 0));
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	/* visible to the next lookup, before any fold */
+	CHECK(nfg_rs_core_match4(&c, 5, 0));
+	CHECK(!nfg_rs_core_match4(&c, 6, 0));
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 0), NFG_RS_DYN_NOOP);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, true, 0), NFG_RS_DYN_DONE);
+	/* covered by the array: nothing to add (unless --exist) */
+	CHECK_EQ(dadd4(&c, 150, 32, 0, false, 0), NFG_RS_DYN_NOOP);
+	CHECK_EQ(dyn_count(&c), 1);
+	/* delete of a dynamic entry outside the array: gone at once */
+	CHECK_EQ(ddel4(&c, 5, 32), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 5, 0));
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK_EQ(ddel4(&c, 5, 32), NFG_RS_DYN_NOOP);
+	/* delete inside the array: a marker, lookups miss at once */
+	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	CHECK(nfg_rs_core_match4(&c, 151, 0));
+	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_NOOP);
+	/* re-adding turns the marker back into an entry */
+	CHECK_EQ(dadd4(&c, 150, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 150, 0));
+	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK_EQ(dyn_count(&c), 0);
+	EXPECT(&c, r4(7, 7), r4(100, 149), r4(151, 200));
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	CHECK(nfg_rs_core_match4(&c, 7, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_adds, 4);
+	CHECK_EQ(info.dyn_dels, 3);
+	CHECK_EQ(info.dyn_refused, 0);
+	CHECK_EQ(info.dyn_count, 0);
+	set_fini(&c);
+}
+
+static void test_dyn_prefix(void)
+{
+	struct nfg_rs_key a6 = k6(0x20010db800010002ULL, 0x1234), m;
+	struct nfg_rs_core c, c6;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(dadd4(&c, 0x0a010203, 24, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 0x0a0102c8, 0));
+	CHECK(nfg_rs_core_match4(&c, 0x0a010200, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a010300, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a0101ff, 0));
+	/* same prefix from another address of it: already there */
+	CHECK_EQ(dadd4(&c, 0x0a0102ff, 24, 0, false, 0), NFG_RS_DYN_NOOP);
+	CHECK_EQ(dadd4(&c, 0, 0, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, U32_MAX, 0));
+	CHECK_EQ(ddel4(&c, 0x01020304, 0), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, U32_MAX, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	EXPECT(&c, r4(0x0a010200, 0x0a0102ff));
+	set_fini(&c);
+
+	dyn_set(&c6, true, 100);
+	CHECK_EQ(nfg_rs_dyn_add(&c6, &a6, 64, 0, false, 0), NFG_RS_DYN_DONE);
+	m = k6(0x20010db800010002ULL, U64_MAX);
+	CHECK(nfg_rs_core_match6(&c6, &m, 0));
+	m = k6(0x20010db800010003ULL, 0);
+	CHECK(!nfg_rs_core_match6(&c6, &m, 0));
+	CHECK_EQ(nfg_rs_dyn_add(&c6, &KMAX6, 128, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_dyn_add(&c6, &a6, 72, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match6(&c6, &KMAX6, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c6, 0), 0);
+	EXPECT(&c6, r6(k6(0x20010db800010002ULL, 0),
+		       k6(0x20010db800010002ULL, U64_MAX)),
+	       r6(KMAX6, KMAX6));
+	set_fini(&c6);
+}
+
+static void test_dyn_expiry(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+	u32 n;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(dadd4(&c, 9, 32, 100, false, 50), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 99));
+	CHECK(!nfg_rs_core_match4(&c, 9, 100));
+	/* without --exist a live entry keeps its expiry ... */
+	CHECK_EQ(dadd4(&c, 9, 32, 300, false, 60), NFG_RS_DYN_NOOP);
+	CHECK(!nfg_rs_core_match4(&c, 9, 100));
+	/* ... with it, or once expired, it is refreshed */
+	CHECK_EQ(dadd4(&c, 9, 32, 300, true, 60), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 299));
+	CHECK_EQ(dadd4(&c, 11, 32, 100, false, 50), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 11, 32, 400, false, 150), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 11, 399));
+	CHECK_EQ(dadd4(&c, 13, 32, 120, false, 50), NFG_RS_DYN_DONE);
+	/* the expiry work folds, dropping what expired */
+	CHECK_EQ(nfg_rs_core_expire(&c, 200, &n), 0);
+	CHECK_EQ(n, 1);
+	EXPECT(&c, r4(9, 9), r4(11, 11));
+	CHECK_EQ(c.next_expiry, 300);
+	CHECK_EQ(dyn_count(&c), 0);
+	/* folded: covered by the array now, re-adding is a no-op ... */
+	CHECK_EQ(dadd4(&c, 9, 32, 900, false, 200), NFG_RS_DYN_NOOP);
+	/* ... unless --exist, which extends it at the next fold */
+	CHECK_EQ(dadd4(&c, 9, 32, 900, true, 200), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_expire(&c, 350, &n), 0);
+	CHECK_EQ(n, 0);
+	EXPECT(&c, r4(9, 9), r4(11, 11));
+	CHECK_EQ(c.next_expiry, 400);
+	/* a folded range past its expiry does not count as present */
+	CHECK_EQ(dadd4(&c, 9, 32, 1900, false, 1000), NFG_RS_DYN_DONE);
+	/* the fold comes first: 9 takes the later expiry, only 11 goes */
+	CHECK_EQ(nfg_rs_core_expire(&c, 1000, &n), 0);
+	CHECK_EQ(n, 1);
+	EXPECT(&c, r4(9, 9));
+	CHECK_EQ(c.next_expiry, 1900);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.expiries, 2);
+	set_fini(&c);
+}
+
+static void test_dyn_maxelem(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+	u32 i, done = 0, full = 0;
+	int ret;
+
+	dyn_set(&c, false, 10);
+	CHECK_EQ(add1(&c, r4(0, 0)), 0);
+	CHECK_EQ(add1(&c, r4(2, 2)), 0);
+	CHECK_EQ(add1(&c, r4(4, 4)), 0);
+	for (i = 0; i < 20; i++) {
+		ret = dadd4(&c, 1000 + 2 * i, 32, 0, false, 0);
+		if (ret == NFG_RS_DYN_DONE)
+			done++;
+		else if (ret == -ENOSPC)
+			full++;
+	}
+	CHECK_EQ(done, 7);
+	CHECK_EQ(full, 13);
+	/* markers count too */
+	CHECK_EQ(ddel4(&c, 2, 32), -ENOSPC);
+	CHECK_EQ(add1(&c, r4(50, 50)), -ENOSPC);
+	/* the control plane folds first: the set is whole */
+	EXPECT(&c, r4(0, 0), r4(2, 2), r4(4, 4), r4(1000, 1000),
+	       r4(1002, 1002), r4(1004, 1004), r4(1006, 1006),
+	       r4(1008, 1008), r4(1010, 1010), r4(1012, 1012));
+	CHECK_EQ(dadd4(&c, 77, 32, 0, false, 0), -ENOSPC);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 15);
+	CHECK_EQ(info.dyn_adds, 7);
+	CHECK_EQ(del1(&c, r4(1000, 1012)), 0);
+	CHECK_EQ(dadd4(&c, 77, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	/* flush drops dynamic entries too */
+	nfg_rs_core_flush(&c);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK(!nfg_rs_core_match4(&c, 77, 0));
+	set_fini(&c);
+}
+
+/* Where prefixes overlap, the longest decides, before and after a fold. */
+static void test_dyn_longest(void)
+{
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(dadd4(&c, 0x100, 24, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(add1(&c, r4(0x180, 0x180)), 0);	/* folds the /24 */
+	CHECK_EQ(ddel4(&c, 0x180, 32), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 0x180, 0));
+	CHECK(nfg_rs_core_match4(&c, 0x181, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	EXPECT(&c, r4(0x100, 0x17f), r4(0x181, 0x1ff));
+
+	CHECK_EQ(add1(&c, r4(0x180, 0x180)), 0);
+	CHECK_EQ(ddel4(&c, 0x100, 24), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 0x142, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 0x141, 0));
+	CHECK(nfg_rs_core_match4(&c, 0x142, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	EXPECT(&c, r4(0x142, 0x142));
+	set_fini(&c);
+}
+
+/* A failed fold changes nothing; the entries keep matching from the hash. */
+static void test_dyn_fold_enomem(void)
+{
+	struct nfg_rs_core c;
+	unsigned long k;
+	bool done = false;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(add1(&c, r4(10, 20)), 0);
+	for (k = 1; !done && k < 50; k++) {
+		CHECK_EQ(dadd4(&c, 40, 32, 0, false, 0) >= 0, 1);
+		CHECK_EQ(ddel4(&c, 15, 32) >= 0, 1);
+		shim_fail_alloc_in(k);
+		if (!nfg_rs_core_fold(&c, 0)) {
+			done = !shim_alloc_failed();
+			shim_fail_alloc_in(0);
+			CHECK_EQ(dyn_count(&c), 0);
+			EXPECT(&c, r4(10, 14), r4(16, 20), r4(40, 40));
+			CHECK_EQ(add1(&c, r4(10, 20)), 0);
+			CHECK_EQ(del1(&c, r4(40, 40)), 0);
+			continue;
+		}
+		shim_fail_alloc_in(0);
+		EXPECT(&c, r4(10, 20));
+		CHECK_EQ(dyn_count(&c), 2);
+		CHECK(nfg_rs_core_match4(&c, 40, 0));
+		CHECK(!nfg_rs_core_match4(&c, 15, 0));
+		CHECK(nfg_rs_core_match4(&c, 14, 0));
+	}
+	CHECK(done);
+	set_fini(&c);
+}
+
+/*
+ * Random packet-path adds and deletes (two prefix lengths) over a small
+ * universe with control-plane ranges: every lookup agrees with a model
+ * before a fold, and the fold changes no answer.
+ */
+static void test_dyn_model(void)
+{
+	enum { U = 512 };
+	static signed char pos[U];	/* per address: model verdict */
+	struct nfg_rs_core c;
+	u64 st = 0xd1ce;
+	int i, a, round;
+
+	for (round = 0; round < 20; round++) {
+		dyn_set(&c, false, 100000);
+		memset(pos, 0, sizeof(pos));
+		for (i = 0; i < 8; i++) {
+			u32 s = nfg_xorshift64s(&st) % U, e = s + nfg_xorshift64s(&st) % 40;
+
+			if (e >= U)
+				e = U - 1;
+			CHECK_EQ(add1(&c, r4(s, e)), 0);
+			for (a = s; a <= (int)e; a++)
+				pos[a] = 1;
+		}
+		for (i = 0; i < 300; i++) {
+			u32 addr = nfg_xorshift64s(&st) % U;
+			u64 r = nfg_xorshift64s(&st);
+			/* one length per round keeps the model simple */
+			u8 plen = round % 2 ? 32 : 28;
+			u32 lo = addr & ~((1U << (32 - plen)) - 1);
+			u32 hi = lo | ((1U << (32 - plen)) - 1);
+
+			if (r % 3) {
+				CHECK(dadd4(&c, addr, plen, 0, r & 8, 0) >= 0);
+				for (a = lo; a <= (int)hi && a < U; a++)
+					pos[a] = 1;
+			} else {
+				CHECK(ddel4(&c, addr, plen) >= 0);
+				for (a = lo; a <= (int)hi && a < U; a++)
+					pos[a] = 0;
+			}
+			if (r % 97 == 0)
+				CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		}
+		for (a = 0; a < U; a++)
+			if (nfg_rs_core_match4(&c, a, 0) != pos[a]) {
+				fail_at(__FILE__, __LINE__, "round %d addr %d: %d", round, a, pos[a]);
+				break;
+			}
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		CHECK_EQ(dyn_count(&c), 0);
+		for (a = 0; a < U; a++)
+			if (nfg_rs_core_match4(&c, a, 0) != pos[a]) {
+				fail_at(__FILE__, __LINE__, "folded: round %d addr %d", round, a);
+				break;
+			}
+		check_core(&c);
+		set_fini(&c);
+	}
+}
+
+struct dyn_thread_arg {
+	struct nfg_rs_core	*c;
+	u32			base;
+	u32			done;
+	u32			full;
+};
+
+static void *dyn_thread(void *p)
+{
+	struct dyn_thread_arg *t = p;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < 1000; i++) {
+		ret = dadd4(t->c, t->base + 2 * i, 32, 0, false, 0);
+		if (ret == NFG_RS_DYN_DONE)
+			t->done++;
+		else if (ret == -ENOSPC)
+			t->full++;
+	}
+	return NULL;
+}
+
+/* Concurrent packet-path adds never take the set past maxelem. */
+static void test_dyn_threads(void)
+{
+	struct dyn_thread_arg t[4];
+	pthread_t th[4];
+	struct nfg_rs_core c;
+	u32 i, done = 0, full = 0;
+
+	dyn_set(&c, false, 2000);
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	for (i = 0; i < 4; i++) {
+		t[i] = (struct dyn_thread_arg){ &c, 100000 * (i + 1), 0, 0 };
+		pthread_create(&th[i], NULL, dyn_thread, &t[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		done += t[i].done;
+		full += t[i].full;
+	}
+	CHECK_EQ(done, 1999);
+	CHECK_EQ(full, 2001);
+	CHECK_EQ(dyn_count(&c), 1999);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK_EQ(c.count, 2000);
+	check_core(&c);
+	set_fini(&c);
+}
+
 int main(void)
 {
 	run("add_merge", test_add_merge);
@@ -1399,6 +1770,14 @@ int main(void)
 	run("random_v6_carry", test_random_v6_carry);
 	run("random_v6_top", test_random_v6_top);
 	run("random_v6_zero", test_random_v6_zero);
+	run("dyn_basic", test_dyn_basic);
+	run("dyn_prefix", test_dyn_prefix);
+	run("dyn_expiry", test_dyn_expiry);
+	run("dyn_maxelem", test_dyn_maxelem);
+	run("dyn_longest", test_dyn_longest);
+	run("dyn_fold_enomem", test_dyn_fold_enomem);
+	run("dyn_model", test_dyn_model);
+	run("dyn_threads", test_dyn_threads);
 
 	return utest_summary();
 }

@@ -345,6 +345,7 @@ struct print_ctx {
 	const char *name;
 	struct nfg_rs_info hdr;
 	struct nfg_rs_tinfo thdr;
+	struct nfg_rs_dinfo dhdr;
 	bool hdr_done;
 	bool save;
 };
@@ -366,10 +367,13 @@ static void print_hdr(struct print_ctx *c)
 	printf("Name: %s\nFamily: %s\nMaxelem: %" PRIu32 "\nRanges: %" PRIu32
 	       "\nReferences: %" PRIu32 "\nLookups: %" PRIu64 "\nHits: %" PRIu64
 	       "\nMemory: %" PRIu64 " bytes\nTimeout: %" PRIu32
-	       "\nExpiries: %" PRIu64 "\nMembers:\n",
+	       "\nExpiries: %" PRIu64 "\nPacket adds: %" PRIu64
+	       "\nPacket deletes: %" PRIu64 "\nPacket refusals: %" PRIu64
+	       "\nDynamic: %" PRIu32 "\nMembers:\n",
 	       c->name, nfg_family_name(s->family), s->maxelem, s->count,
 	       s->refs, s->lookups, s->hits, s->memsize, c->thdr.timeout,
-	       c->thdr.expiries);
+	       c->thdr.expiries, c->dhdr.adds, c->dhdr.dels, c->dhdr.refused,
+	       c->dhdr.dynamic);
 }
 
 /* @timeout: seconds left, 0 = permanent. */
@@ -402,6 +406,13 @@ static int print_set(struct nfg_rs *h, const char *name, bool save,
 	struct nfg_err e;
 	int ret;
 
+	/*
+	 * Counters of -j RANGESET, read before the dump (which folds the
+	 * dynamic entries into the members it shows). A set gone now is
+	 * reported by the dump.
+	 */
+	if (!save && nfg_rs_get_dynamic(h, name, &c.dhdr, &e) < 0)
+		memset(&c.dhdr, 0, sizeof(c.dhdr));
 	ret = nfg_rs_dump_timeout(h, name, &c.hdr, &c.thdr, print_range, &c, &e);
 	if (ret == -ENOENT && !must_exist && !c.hdr_done)
 		return -ENOENT;

@@ -306,6 +306,21 @@ NFG_API int nfg_rs_dump_timeout(struct nfg_rs *h, const char *name,
 				struct nfg_rs_tinfo *thdr, nfg_rs_trange_cb cb,
 				void *data, struct nfg_err *e);
 
+/*
+ * Packet-path updates of a set by -j RANGESET rules (LIST header; a kernel
+ * without the target sends none: zeros).
+ */
+struct nfg_rs_dinfo {
+	uint32_t dynamic;	/* entries added by packets, not yet folded */
+	uint64_t adds;		/* packet-path adds (and refreshes) */
+	uint64_t dels;		/* packet-path deletes */
+	uint64_t refused;	/* adds/deletes refused: set full, no memory */
+};
+
+/* LIST doit: one set's packet-path counters. */
+NFG_API int nfg_rs_get_dynamic(struct nfg_rs *h, const char *name,
+			       struct nfg_rs_dinfo *out, struct nfg_err *e);
+
 /* ---- kconnlimit (nfg_kconnlimit) ----------------------------------------- */
 
 /* --kconnlimit-name labels: at most NFG_KCL_NAMELEN-1 bytes. */

@@ -253,6 +253,10 @@ static const enum mnl_attr_data_type rs_types[NFG_RS_A_MAX + 1] = {
 	[NFG_RS_A_MEMSIZE] = MNL_TYPE_U64,
 	[NFG_RS_A_TIMEOUT] = MNL_TYPE_U32,
 	[NFG_RS_A_EXPIRIES] = MNL_TYPE_U64,
+	[NFG_RS_A_DYN_COUNT] = MNL_TYPE_U32,
+	[NFG_RS_A_PKT_ADDS] = MNL_TYPE_U64,
+	[NFG_RS_A_PKT_DELS] = MNL_TYPE_U64,
+	[NFG_RS_A_PKT_REFUSED] = MNL_TYPE_U64,
 	[NFG_RS_A_ELEMS] = MNL_TYPE_NESTED,
 	[NFG_RS_A_ELEM] = MNL_TYPE_NESTED,
 };
@@ -300,6 +304,20 @@ static void rs_tinfo(const struct rs_tb *tb, struct nfg_rs_tinfo *o)
 		o->timeout = mnl_attr_get_u32(tb->a[NFG_RS_A_TIMEOUT]);
 	if (tb->a[NFG_RS_A_EXPIRIES])
 		o->expiries = mnl_attr_get_u64(tb->a[NFG_RS_A_EXPIRIES]);
+}
+
+/* Header attributes -> packet-path counters (absent: zeros). */
+static void rs_dinfo(const struct rs_tb *tb, struct nfg_rs_dinfo *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (tb->a[NFG_RS_A_DYN_COUNT])
+		o->dynamic = mnl_attr_get_u32(tb->a[NFG_RS_A_DYN_COUNT]);
+	if (tb->a[NFG_RS_A_PKT_ADDS])
+		o->adds = mnl_attr_get_u64(tb->a[NFG_RS_A_PKT_ADDS]);
+	if (tb->a[NFG_RS_A_PKT_DELS])
+		o->dels = mnl_attr_get_u64(tb->a[NFG_RS_A_PKT_DELS]);
+	if (tb->a[NFG_RS_A_PKT_REFUSED])
+		o->refused = mnl_attr_get_u64(tb->a[NFG_RS_A_PKT_REFUSED]);
 }
 
 struct elem_tb {
@@ -357,6 +375,7 @@ static int rs_elem(const struct nlattr *elem, struct nfg_range *r,
 struct get_ctx {
 	struct nfg_rs_info *out;
 	struct nfg_rs_tinfo *tout;	/* may be NULL */
+	struct nfg_rs_dinfo *dout;	/* may be NULL */
 	bool found;
 	bool bad;
 };
@@ -373,6 +392,8 @@ static int get_cb(const struct nlmsghdr *nlh, void *data)
 	if (rs_info(&tb, c->out)) {
 		if (c->tout)
 			rs_tinfo(&tb, c->tout);
+		if (c->dout)
+			rs_dinfo(&tb, c->dout);
 		c->found = true;
 	}
 	return MNL_CB_OK;
@@ -380,9 +401,10 @@ static int get_cb(const struct nlmsghdr *nlh, void *data)
 
 /* LIST doit: the header into *out, and the timeout facts into *tout. */
 static int rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
-		  struct nfg_rs_tinfo *tout, struct nfg_err *e)
+		  struct nfg_rs_tinfo *tout, struct nfg_rs_dinfo *dout,
+		  struct nfg_err *e)
 {
-	struct get_ctx c = { .out = out, .tout = tout };
+	struct get_ctx c = { .out = out, .tout = tout, .dout = dout };
 	struct nlmsghdr *nlh;
 	int ret;
 
@@ -405,7 +427,7 @@ static int rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
 int nfg_rs_get(struct nfg_rs *h, const char *name, struct nfg_rs_info *out,
 	       struct nfg_err *e)
 {
-	return rs_get(h, name, out, NULL, e);
+	return rs_get(h, name, out, NULL, NULL, e);
 }
 
 int nfg_rs_get_timeout(struct nfg_rs *h, const char *name,
@@ -413,7 +435,15 @@ int nfg_rs_get_timeout(struct nfg_rs *h, const char *name,
 {
 	struct nfg_rs_info info;
 
-	return rs_get(h, name, &info, out, e);
+	return rs_get(h, name, &info, out, NULL, e);
+}
+
+int nfg_rs_get_dynamic(struct nfg_rs *h, const char *name,
+		       struct nfg_rs_dinfo *out, struct nfg_err *e)
+{
+	struct nfg_rs_info info;
+
+	return rs_get(h, name, &info, NULL, out, e);
 }
 
 struct list_ctx {

@@ -66,6 +66,15 @@ enum nfg_rangeset_attr {
 	 */
 	NFG_RS_A_TIMEOUT,
 	NFG_RS_A_EXPIRIES,	/* u64: ranges removed on expiry (reply) */
+	/*
+	 * Replies only (LIST). Packet-path updates by -j RANGESET: entries
+	 * waiting in the set's hash to be folded into its ranges, adds and
+	 * deletes made, and those refused (set full or no memory).
+	 */
+	NFG_RS_A_DYN_COUNT,	/* u32 */
+	NFG_RS_A_PKT_ADDS,	/* u64 */
+	NFG_RS_A_PKT_DELS,	/* u64 */
+	NFG_RS_A_PKT_REFUSED,	/* u64 */
 	__NFG_RS_A_MAX,
 };
 #define NFG_RS_A_MAX (__NFG_RS_A_MAX - 1)

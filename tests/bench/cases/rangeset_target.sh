@@ -1,0 +1,118 @@
+#!/bin/bash
+# RANGESET target bench (issue 20 part 2, "Bench", report only): one boot,
+# two reports, both with the random-source SYN flood of tests/bench/lib.sh.
+#
+#   rangeset-target-lookup  lookup cost on a set of 100k prefixes
+#                           (tests/bench/rangeset-gen.py) without and with
+#                           10k more addresses added by packets
+#                           (-j RANGESET --add-set before the rounds):
+#                             floor      raw PREROUTING: -i rx0 -j DROP
+#                             rangeset   -m rangeset --match-set nfb src -j DROP; -j DROP
+#                             rangeset-dyn  the same on nfbd = the same 100k +
+#                                        >= 10k packet-path entries
+#                           Packet-path entries wait in the set's hash for at
+#                           most a tick (a quarter second), then the fold moves
+#                           them into the array: in steady state "10k dynamic
+#                           entries present" is 10k more ranges in the array
+#                           and a lookup's test of the (empty) hash's prefix
+#                           bitmap; that is what rangeset-dyn measures.
+#   rangeset-target-adds    packet-path adds per second: every packet has a new
+#                           random source and is added, then dropped:
+#                             floor      raw PREROUTING: -i rx0 -j DROP
+#                             rangeset-add  -j RANGESET --add-set add src --timeout 600; -j DROP
+#                             ipset-add  -j SET --add-set ipadd src --timeout 600
+#                                        (hash:ip timeout 600); -j DROP
+#                           sets flushed between samples; each sample checks that
+#                           the set took (nearly) every packet.
+# 5 rounds unless NFB_ROUNDS says otherwise.
+: "${NFB_ROUNDS:=5}"
+# shellcheck source=tests/bench/lib.sh
+. "$NFG_TOP/tests/bench/lib.sh"
+
+RS_COUNT=100000 RS_DYN=10000
+
+nfg_need nfguard ipset python3 iptables-legacy trafgen
+nfg_load_modules xt_rangeset
+modprobe -a ip_set_hash_ip xt_set || nfg_fail "modprobe ip_set_hash_ip xt_set"
+nfb_init "$NFB_GEN"
+(exec ip netns exec "$NFB_NS_RX" sleep 100000) </dev/null >/dev/null 2>&1 &
+anchor=$!
+nfg_on_exit "kill $anchor"
+
+hdr() { nfb_rx nfguard set list "$1" 2>/dev/null | sed -n "s/^$2: //p; /^Members:/q"; } # SET FIELD (header only)
+ipt_raw() { nfb_rx iptables-legacy -w -t raw -A PREROUTING -i rx0 "$@"; }
+rx_pkts() {
+	local l a
+	while read -r l; do
+		case $l in rx0:*) read -ra a <<<"${l#rx0:}"; RXP=${a[1]}; return 0 ;; esac
+	done <"/proc/$anchor/net/dev"
+	nfg_fail "no rx0 in /proc/$anchor/net/dev"
+}
+mark() { rx_pkts; RS_RX0=$RXP; }
+chk_l4() { [ "$NFB_L4" -eq 0 ] || { nfg_log "packets reached L4"; return 1; }; }
+
+# ------------------------------------------------------------------ data
+RS_DATA=$NFG_WORK/data
+python3 "$NFG_TOP/tests/bench/rangeset-gen.py" -n "$RS_COUNT" "$RS_DATA" >/dev/null ||
+	nfg_fail "rangeset-gen.py failed"
+for s in nfb nfbd; do
+	nfb_rx nfguard set create $s ipv4 maxelem 1000000 &&
+		nfb_rx nfguard set add $s -f "$RS_DATA/cidrs.txt" || nfg_fail "load $s"
+done
+nfg_assert_eq "$RS_COUNT" "$(hdr nfb Ranges)" "ranges in nfb"
+
+# 10k packet-path adds into nfbd: the flood through a RANGESET rule until the
+# set has counted them
+nfb_clear_rules
+ipt_raw -j RANGESET --add-set nfbd src && ipt_raw -j DROP || nfg_fail "dyn rule"
+nfb_traffic_start
+nfg__wait_exact 120 eval '[ "$(hdr nfbd "Packet adds")" -ge '$RS_DYN' ]'
+rc=$?
+nfb_traffic_stop
+[ $rc = 0 ] || nfg_fail "fewer than $RS_DYN packet-path adds into nfbd: $(hdr nfbd 'Packet adds')"
+nfb_clear_rules
+nfg__wait_exact 30 eval '[ "$(hdr nfbd Dynamic)" = 0 ]' || nfg_fail "nfbd: entries not folded"
+nfg_log "nfbd: $(hdr nfbd Ranges) ranges after $(hdr nfbd 'Packet adds') packet-path adds"
+nfb_metric dyn-ranges "$(hdr nfbd Ranges)" ranges "nfbd: 100k prefixes + packet-path adds, folded"
+
+rs_floor() { ipt_raw -j DROP && mark; }
+rs_lookup() { ipt_raw -m rangeset --match-set nfb src -j DROP && ipt_raw -j DROP && mark; }
+rs_lookup_dyn() { ipt_raw -m rangeset --match-set nfbd src -j DROP && ipt_raw -j DROP && mark; }
+nfb_ruleset floor rs_floor --floor --check chk_l4 --desc "raw PREROUTING -i rx0 -j DROP (iptables-legacy)"
+nfb_ruleset rangeset rs_lookup --check chk_l4 \
+	--desc "-m rangeset --match-set nfb src -j DROP; -j DROP ($RS_COUNT prefixes)"
+nfb_ruleset rangeset-dyn rs_lookup_dyn --check chk_l4 \
+	--desc "the same on nfbd: $RS_COUNT prefixes + >= $RS_DYN packet-path adds"
+nfb_run rangeset-target-lookup --ratio rangeset-dyn/rangeset
+
+# ------------------------------------------------------------------ adds
+nfb_rx nfguard set create add ipv4 maxelem 16000000 || nfg_fail "create add"
+nfb_rx ipset create ipadd hash:ip timeout 600 maxelem 16000000 hashsize 65536 ||
+	nfg_fail "ipset create"
+rs_add() { ipt_raw -j RANGESET --add-set add src --timeout 600 && ipt_raw -j DROP && mark; }
+rs_ipadd() { ipt_raw -j SET --add-set ipadd src --timeout 600 && ipt_raw -j DROP && mark; }
+clr_add() { nfb_clear_rules && nfb_rx nfguard set flush add; }
+clr_ipadd() { nfb_clear_rules && nfb_rx ipset flush ipadd; }
+# every packet a new source (31 random bits: few repeats): the set took >= 95%
+chk_add() {
+	local n
+	chk_l4 || return 1
+	# flushed before the sample: what it holds came from this sample (and
+	# its warm-up); pending entries count as they are not folded yet
+	n=$(($(hdr add Ranges) + $(hdr add Dynamic)))
+	nfg_log "  check: $n addresses in add, sample $NFB_PKTS"
+	[ "${n:-0}" -ge $((NFB_PKTS * 95 / 100)) ]
+}
+chk_ipadd() {
+	local n
+	chk_l4 || return 1
+	n=$(nfb_rx ipset list ipadd -t | awk -F': ' '/^Number of entries/ { print $2 }')
+	nfg_log "  check: $n entries in ipadd, sample $NFB_PKTS"
+	[ "${n:-0}" -ge $((NFB_PKTS * 95 / 100)) ]
+}
+nfb_ruleset floor rs_floor --floor --check chk_l4 --desc "raw PREROUTING -i rx0 -j DROP (iptables-legacy)"
+nfb_ruleset rangeset-add rs_add --clear clr_add --check chk_add \
+	--desc "-j RANGESET --add-set add src --timeout 600; -j DROP (every packet a new address)"
+nfb_ruleset ipset-add rs_ipadd --clear clr_ipadd --check chk_ipadd \
+	--desc "-j SET --add-set ipadd src --timeout 600 (hash:ip timeout); -j DROP"
+nfb_run rangeset-target-adds --ratio rangeset-add/ipset-add
