@@ -226,6 +226,8 @@ def selftest(validator, sample_doc):
     if ext["rangeset"].get("sets"):
         bad_docs["set with unknown family"] = broken(lambda d: d["extensions"]["rangeset"]["sets"][0].update(family="inet"))
         bad_docs["set without hits"] = broken(lambda d: d["extensions"]["rangeset"]["sets"][0].pop("hits"))
+        bad_docs["set without packet_adds"] = broken(lambda d: d["extensions"]["rangeset"]["sets"][0].pop("packet_adds"))
+        bad_docs["set with timeout past 2^32"] = broken(lambda d: d["extensions"]["rangeset"]["sets"][0].update(timeout=2 ** 32))
     if ext["kconnlimit"].get("rules"):
         bad_docs["rule with bad mode"] = broken(lambda d: d["extensions"]["kconnlimit"]["rules"][0].update(mode="over"))
     for what, doc in bad_docs.items():

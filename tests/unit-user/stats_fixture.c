@@ -20,14 +20,23 @@ unsigned int ut_passed, ut_failed;
 
 static const char *outdir;
 
-static struct nfg_rs_info set(const char *name, uint8_t fam, uint64_t base)
+/* Every number differs from the others of its set (base > 0). */
+static struct stats_set set(const char *name, uint8_t fam, uint64_t base)
 {
-	struct nfg_rs_info s = {
-		.family = fam, .maxelem = 1048576, .count = (uint32_t)base + 1,
-		.refs = 2, .lookups = base * 10, .hits = base * 3, .memsize = 4096 + base,
+	struct stats_set s = {
+		.info = {
+			.family = fam, .maxelem = 1048576, .count = (uint32_t)base + 1,
+			.refs = 2, .lookups = base * 10, .hits = base * 3,
+			.memsize = 4096 + base,
+		},
+		.tinfo = { .timeout = 600 + (uint32_t)base, .expiries = base * 5 },
+		.dinfo = {
+			.dynamic = (uint32_t)base + 7, .adds = base * 6, .dels = base * 4,
+			.refused = base * 2 + 1,
+		},
 	};
 
-	snprintf(s.name, sizeof(s.name), "%s", name);
+	snprintf(s.info.name, sizeof(s.info.name), "%s", name);
 	return s;
 }
 
@@ -87,7 +96,7 @@ static void release(char *out[3])
 
 static void fx_full(void)
 {
-	struct nfg_rs_info sets[] = {
+	struct stats_set sets[] = {
 		set("blocklist", NFG_FAMILY_IPV4, 4242),
 		set("v6.block:1", NFG_FAMILY_IPV6, 7),
 		set("we\"ird\\name", NFG_FAMILY_IPV4, 1),
@@ -109,12 +118,15 @@ static void fx_full(void)
 
 	set_all(&s, STATS_OK);
 	render("full", &s, o);
-	CHECK_HAS(o[0], "set blocklist ipv4: ranges 4243, maxelem 1048576, references 2, memory_bytes 8338, lookups 42420, hits 12726\n");
+	CHECK_HAS(o[0], "set blocklist ipv4: ranges 4243, maxelem 1048576, references 2, memory_bytes 8338, lookups 42420, hits 12726, "
+		  "timeout 4842, expiries 21210, packet_adds 25452, packet_deletes 16968, packet_refusals 8485, dynamic 4249\n");
 	CHECK_HAS(o[0], "rule 2 - ipv4 dst/24 upto: limit 64");
 	CHECK_HAS(o[0], "kconnlimit: 2 rules, connections 11 (cap 1048576)\n");
 	CHECK_HAS(o[0], "\n  hit 5000\n");
 	CHECK_HAS(o[1], "{\"name\":\"blocklist\",\"family\":\"ipv4\",\"ranges\":4243,\"maxelem\":1048576,"
-		  "\"references\":2,\"memory_bytes\":8338,\"lookups\":42420,\"hits\":12726}");
+		  "\"references\":2,\"memory_bytes\":8338,\"lookups\":42420,\"hits\":12726,"
+		  "\"timeout\":4842,\"expiries\":21210,\"packet_adds\":25452,\"packet_deletes\":16968,"
+		  "\"packet_refusals\":8485,\"dynamic\":4249}");
 	CHECK_HAS(o[1], "\"name\":\"we\\\"ird\\\\name\"");
 	CHECK_HAS(o[1], "{\"id\":2,\"name\":\"\",\"family\":\"ipv4\",\"key\":\"dst\",\"prefix\":24,\"mode\":\"upto\"");
 	CHECK_HAS(o[1], "\"syncookie\":{\"loaded\":true,\"syn_seen\":100,");
@@ -122,6 +134,17 @@ static void fx_full(void)
 	CHECK_HAS(o[2], "\nnfguard_rangeset_hits_total{set=\"blocklist\",family=\"ipv4\"} 12726\n");
 	CHECK_HAS(o[2], "\nnfguard_rangeset_hits_total{set=\"we\\\"ird\\\\name\",family=\"ipv4\"} 3\n");
 	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_memory_bytes gauge\n");
+	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_timeout gauge\n"
+		  "nfguard_rangeset_timeout{set=\"blocklist\",family=\"ipv4\"} 4842\n");
+	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_expiries_total counter\n"
+		  "nfguard_rangeset_expiries_total{set=\"blocklist\",family=\"ipv4\"} 21210\n");
+	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_packet_adds_total counter\n"
+		  "nfguard_rangeset_packet_adds_total{set=\"blocklist\",family=\"ipv4\"} 25452\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_packet_deletes_total{set=\"v6.block:1\",family=\"ipv6\"} 28\n");
+	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_packet_refusals_total counter\n"
+		  "nfguard_rangeset_packet_refusals_total{set=\"blocklist\",family=\"ipv4\"} 8485\n");
+	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_dynamic gauge\n"
+		  "nfguard_rangeset_dynamic{set=\"blocklist\",family=\"ipv4\"} 4249\n");
 	CHECK_HAS(o[2], "\nnfguard_kconnlimit_matched_total{id=\"1\",name=\"http\",family=\"ipv4\"} 1000\n");
 	CHECK_HAS(o[2], "\nnfguard_syncookie_allowlist_entries 5\n");
 	CHECK_HAS(o[2], "\n# TYPE nfguard_rtcache_hit_total counter\nnfguard_rtcache_hit_total 5000\n");
@@ -142,6 +165,7 @@ static void fx_empty(void)
 	CHECK_HAS(o[1], "\"kconnlimit\":{\"loaded\":true,\"connections\":0,\"max_connections\":null,\"rules\":[]}");
 	CHECK_HAS(o[2], "\nnfguard_rangeset_sets 0\n");
 	CHECK(!strstr(o[2], "nfguard_rangeset_hits_total"), "no per-set family without sets");
+	CHECK(!strstr(o[2], "nfguard_rangeset_packet_adds_total"), "no per-set family without sets");
 	CHECK(!strstr(o[2], "netns_max_connections"), "no cap without a rule to tell it");
 	release(o);
 }
@@ -149,7 +173,7 @@ static void fx_empty(void)
 /* One absent, one failed: reported, the others as usual. */
 static void fx_partial(void)
 {
-	struct nfg_rs_info sets[] = { set("only", NFG_FAMILY_IPV6, 3) };
+	struct stats_set sets[] = { set("only", NFG_FAMILY_IPV6, 3) };
 	struct stats_snap s = { .time = 2, .sets = sets, .nsets = 1 };
 	char *o[3];
 
@@ -170,6 +194,8 @@ static void fx_partial(void)
 	CHECK(!strstr(o[2], "nfguard_syncookie_") && !strstr(o[2], "nfguard_kconnlimit_"),
 	      "no metrics of absent or failed extensions");
 	CHECK_HAS(o[2], "nfguard_rangeset_ranges{set=\"only\",family=\"ipv6\"} 4\n");
+	CHECK_HAS(o[0], "set only ipv6: ranges 4, maxelem 1048576, references 2, memory_bytes 4099, lookups 30, hits 9, "
+		  "timeout 603, expiries 15, packet_adds 18, packet_deletes 12, packet_refusals 7, dynamic 10\n");
 	release(o);
 }
 
@@ -189,20 +215,28 @@ static void fx_none(void)
 /* Largest values: exact integers in both formats. */
 static void fx_max(void)
 {
-	struct nfg_rs_info sets[] = { set("max", NFG_FAMILY_IPV4, 0) };
+	struct stats_set sets[] = { set("max", NFG_FAMILY_IPV4, 0) };
 	struct nfg_kcl_inst rules[] = { rule(UINT32_MAX, "m", NFG_KCL_F_ABOVE, UINT64_MAX) };
 	struct stats_snap s = { .time = 4, .sets = sets, .nsets = 1, .rules = rules, .nrules = 1 };
 	char *o[3];
 
-	sets[0].hits = UINT64_MAX;
-	sets[0].count = UINT32_MAX;
+	sets[0].info.hits = UINT64_MAX;
+	sets[0].info.count = UINT32_MAX;
+	sets[0].tinfo.timeout = UINT32_MAX;
+	sets[0].tinfo.expiries = UINT64_MAX;
+	sets[0].dinfo.dynamic = UINT32_MAX;
+	sets[0].dinfo.adds = sets[0].dinfo.dels = sets[0].dinfo.refused = UINT64_MAX;
 	memset(&s.sc, 0xff, sizeof(s.sc));
 	memset(&s.rtc, 0xff, sizeof(s.rtc));
 	set_all(&s, STATS_OK);
 	render("max", &s, o);
 	CHECK_HAS(o[1], "\"ranges\":4294967295,");
-	CHECK_HAS(o[1], "\"hits\":18446744073709551615}");
+	CHECK_HAS(o[1], "\"hits\":18446744073709551615,\"timeout\":4294967295,\"expiries\":18446744073709551615,"
+		  "\"packet_adds\":18446744073709551615,\"packet_deletes\":18446744073709551615,"
+		  "\"packet_refusals\":18446744073709551615,\"dynamic\":4294967295}");
 	CHECK_HAS(o[2], "nfguard_rangeset_hits_total{set=\"max\",family=\"ipv4\"} 18446744073709551615\n");
+	CHECK_HAS(o[2], "nfguard_rangeset_packet_refusals_total{set=\"max\",family=\"ipv4\"} 18446744073709551615\n");
+	CHECK_HAS(o[2], "nfguard_rangeset_dynamic{set=\"max\",family=\"ipv4\"} 4294967295\n");
 	CHECK_HAS(o[2], "nfguard_kconnlimit_matched_total{id=\"4294967295\",name=\"m\",family=\"ipv4\"} 18446744073709551615\n");
 	release(o);
 }

@@ -43,10 +43,48 @@ void usage_stats(FILE *f)
 		"  exit 0: every loaded extension read; 1: one could not be read, or error\n");
 }
 
+/*
+ * The sets' headers (one dump), then each set's timeout and packet-path
+ * facts (a LIST doit each). A set destroyed in between is left out.
+ */
+static int collect_sets(struct nfg_rs *h, struct stats_snap *s, struct nfg_err *e)
+{
+	struct nfg_rs_info *info = NULL;
+	size_t i, n = 0;
+	int ret = nfg_rs_list_all(h, &info, &n, e);
+
+	if (ret < 0 || !n)
+		goto out;
+	s->sets = calloc(n, sizeof(*s->sets));
+	if (!s->sets) {
+		ret = -ENOMEM;
+		e->code = ENOMEM;
+		e->msg[0] = '\0';
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct stats_set *set = &s->sets[s->nsets];
+
+		set->info = info[i];
+		ret = nfg_rs_get_timeout(h, info[i].name, &set->tinfo, e);
+		if (!ret)
+			ret = nfg_rs_get_dynamic(h, info[i].name, &set->dinfo, e);
+		if (ret == -ENOENT)
+			continue;	/* destroyed (or renamed) since the dump */
+		if (ret < 0)
+			goto out;
+		s->nsets++;
+	}
+	ret = 0;
+out:
+	free(info);
+	return ret;
+}
+
 static int collect_rs(struct stats_snap *s, struct nfg_err *e)
 {
 	struct nfg_rs *h = nfg_rs_open(e);
-	int ret = h ? nfg_rs_list_all(h, &s->sets, &s->nsets, e) : -e->code;
+	int ret = h ? collect_sets(h, s, e) : -e->code;
 
 	nfg_rs_close(h);
 	return ret;

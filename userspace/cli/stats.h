@@ -32,10 +32,21 @@ struct stats_ext {
 	char error[256];
 };
 
+/*
+ * One rangeset set: its LIST header (nfg_rs_list_all) and the facts of the
+ * set's LIST doit that libnfguard returns apart (default timeout and
+ * expiries; the RANGESET target's packet-path counters).
+ */
+struct stats_set {
+	struct nfg_rs_info info;
+	struct nfg_rs_tinfo tinfo;
+	struct nfg_rs_dinfo dinfo;
+};
+
 struct stats_snap {
 	int64_t time;				/* Unix time of the snapshot */
 	struct stats_ext ext[NFG_EXT_COUNT];	/* indexed by enum nfg_ext */
-	struct nfg_rs_info *sets;		/* sorted by name */
+	struct stats_set *sets;			/* sorted by name */
 	size_t nsets;
 	struct nfg_kcl_inst *rules;		/* by id */
 	size_t nrules;

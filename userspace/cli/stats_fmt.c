@@ -32,18 +32,30 @@ struct field {
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 static const struct field rs_fields[] = {
-	F(struct nfg_rs_info, count, "ranges", "ranges", false,
+	F(struct stats_set, info.count, "ranges", "ranges", false,
 	  "Ranges in the set (overlapping and adjacent ones merged)."),
-	F(struct nfg_rs_info, maxelem, "maxelem", "maxelem", false,
+	F(struct stats_set, info.maxelem, "maxelem", "maxelem", false,
 	  "Most ranges the set may hold."),
-	F(struct nfg_rs_info, refs, "references", "references", false,
+	F(struct stats_set, info.refs, "references", "references", false,
 	  "Rules using the set."),
-	F(struct nfg_rs_info, memsize, "memory_bytes", "memory_bytes", false,
+	F(struct stats_set, info.memsize, "memory_bytes", "memory_bytes", false,
 	  "Kernel memory used by the set."),
-	F(struct nfg_rs_info, lookups, "lookups", "lookups_total", true,
+	F(struct stats_set, info.lookups, "lookups", "lookups_total", true,
 	  "Packets looked up in the set."),
-	F(struct nfg_rs_info, hits, "hits", "hits_total", true,
+	F(struct stats_set, info.hits, "hits", "hits_total", true,
 	  "Lookups that found the address in the set."),
+	F(struct stats_set, tinfo.timeout, "timeout", "timeout", false,
+	  "The set's default timeout in seconds (0: elements never expire)."),
+	F(struct stats_set, tinfo.expiries, "expiries", "expiries_total", true,
+	  "Ranges removed because they expired."),
+	F(struct stats_set, dinfo.adds, "packet_adds", "packet_adds_total", true,
+	  "Adds (and refreshes) by -j RANGESET rules."),
+	F(struct stats_set, dinfo.dels, "packet_deletes", "packet_deletes_total", true,
+	  "Deletes by -j RANGESET rules."),
+	F(struct stats_set, dinfo.refused, "packet_refusals", "packet_refusals_total", true,
+	  "Packet-path adds and deletes refused (set full, no memory)."),
+	F(struct stats_set, dinfo.dynamic, "dynamic", "dynamic", false,
+	  "Entries added by -j RANGESET rules not yet folded into the ranges."),
 };
 
 static const struct field kcl_fields[] = {
@@ -193,8 +205,8 @@ int stats_print_text(FILE *f, const struct stats_snap *s)
 	if (text_head(f, s, NFG_EXT_RANGESET)) {
 		fprintf(f, " %zu set%s\n", s->nsets, s->nsets == 1 ? "" : "s");
 		for (i = 0; i < s->nsets; i++) {
-			fprintf(f, "  set %s %s: ", s->sets[i].name,
-				nfg_family_name(s->sets[i].family));
+			fprintf(f, "  set %s %s: ", s->sets[i].info.name,
+				nfg_family_name(s->sets[i].info.family));
 			text_fields(f, rs_fields, NFIELDS(rs_fields), &s->sets[i], ", ");
 			fputc('\n', f);
 		}
@@ -271,8 +283,8 @@ int stats_print_json(FILE *f, const struct stats_snap *s)
 		fputs(",\"sets\":[", f);
 		for (i = 0; i < s->nsets; i++) {
 			fputs(i ? ",{\"name\":" : "{\"name\":", f);
-			cli_json_str(f, s->sets[i].name);
-			fprintf(f, ",\"family\":\"%s\"", nfg_family_name(s->sets[i].family));
+			cli_json_str(f, s->sets[i].info.name);
+			fprintf(f, ",\"family\":\"%s\"", nfg_family_name(s->sets[i].info.family));
 			json_fields(f, rs_fields, NFIELDS(rs_fields), &s->sets[i]);
 			fputc('}', f);
 		}
@@ -350,10 +362,10 @@ typedef void (*prom_labels_fn)(FILE *f, const void *row);
 
 static void rs_labels(FILE *f, const void *row)
 {
-	const struct nfg_rs_info *set = row;
+	const struct stats_set *set = row;
 
-	prom_label(f, "set", set->name, true);
-	prom_label(f, "family", nfg_family_name(set->family), false);
+	prom_label(f, "set", set->info.name, true);
+	prom_label(f, "family", nfg_family_name(set->info.family), false);
 }
 
 static void kcl_labels(FILE *f, const void *row)

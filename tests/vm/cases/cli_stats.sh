@@ -68,6 +68,66 @@ snap syn
 nfg_assert_ge "$(prom "$out/syn.prom" nfguard_syncookie_syn_seen_total)" $((s0 + 1)) "SYNCOOKIE syn_seen"
 nfg_assert_eq "$s0" "$(prom "$out/after.prom" nfguard_syncookie_syn_seen_total)" "no SYN before"
 
+# rangeset's per-set timeout, expiry and packet-path numbers: set dyn
+# (default timeout 600) filled by -j RANGESET --add-set from one ping of the
+# client; set exp with a range of timeout 1, polled until it has expired
+t_sets=${EPOCHREALTIME/./}
+R nfguard set create dyn ipv4 timeout 600 && R nfguard set create exp ipv4 ||
+	nfg_fail "dyn/exp set create"
+nfg_ipt "$NFG_NS_R" legacy 4 -t raw -A PREROUTING -i eth0 -p icmp --icmp-type echo-request \
+	-j RANGESET --add-set dyn src || nfg_fail "RANGESET rule"
+# ds NAME: the three reports, kept in $P, $J, $T for `each` (read by
+# builtins: each exec is slow under TCG)
+ds() {
+	snap "$1"
+	R nfguard stats >"$out/$1.txt" || nfg_fail "stats ($1): exit $?"
+	IFS= read -r -d '' P <"$out/$1.prom"
+	IFS= read -r -d '' J <"$out/$1.json"
+	IFS= read -r -d '' T <"$out/$1.txt"
+}
+# num KEY SET FMT: KEY of SET in the last reports' FMT (prom, json or txt)
+num() {
+	local m=$1 re
+	case $1 in lookups|hits|expiries|packet_*) m=${1}_total ;; esac
+	case $3 in
+	prom) re="(^|"$'\n'")nfguard_rangeset_$m\\{set=\"$2\",family=\"ipv4\"\\} ([0-9]+)"$'\n'
+	      [[ $P =~ $re ]] && echo "${BASH_REMATCH[2]}" ;;
+	json) re="\\{\"name\":\"$2\",[^}]*\"$1\":([0-9]+)[,}]"
+	      [[ $J =~ $re ]] && echo "${BASH_REMATCH[1]}" ;;
+	txt) re="(^|"$'\n'")  set $2 ipv4: ([^"$'\n'"]*, )?$1 ([0-9]+)(,|"$'\n'")"
+	      [[ $T =~ $re ]] && echo "${BASH_REMATCH[3]}" ;;
+	esac
+}
+# each KEY VALUE SET WHAT: KEY of SET is VALUE in the three last reports
+each() {
+	local fmt
+	for fmt in prom json txt; do
+		nfg_assert_eq "$2" "$(num "$1" "$3" $fmt)" "$4 ($fmt $1)"
+	done
+}
+ds dyn0
+each timeout 600 dyn "dyn's default timeout"
+for k in packet_adds packet_deletes packet_refusals dynamic expiries; do
+	each $k 0 dyn "dyn before the ping"
+done
+R nfguard set add exp 192.0.2.77 timeout 1 || nfg_fail "add with timeout 1"
+nfg_assert_ok "one ping adding its source to dyn" nfg_client ping -c 1 -W 5 "$NFG_S4"
+expired() {
+	local re=$'\n''nfguard_rangeset_expiries_total\{set="exp",family="ipv4"\} 1'$'\n'
+	[[ $(R nfguard stats --prometheus) =~ $re ]]
+}
+nfg_wait_until 10 expired || nfg_fail "exp: expiries_total never became 1"
+ds dyn1
+each packet_adds 1 dyn "dyn after the ping"
+each packet_deletes 0 dyn "dyn after the ping"
+each packet_refusals 0 dyn "dyn after the ping"
+# the entry is in the ranges or still pending in the hash, not both
+nfg_assert_eq 1 $(($(num ranges dyn json) + $(num dynamic dyn json))) "dyn ranges + dynamic"
+each expiries 1 exp "exp after its range expired"
+each ranges 0 exp "exp after its range expired"
+each timeout 0 exp "exp's default timeout"
+nfg_log "per-set counters: $(((${EPOCHREALTIME/./} - t_sets) / 1000)) ms"
+
 # xt_RTCACHE unloaded: reported absent, not an error
 nfg_ipt "$NFG_NS_R" legacy 4 -t mangle -F FORWARD || nfg_fail "flush mangle"
 nfg_unload_modules xt_RTCACHE
