@@ -228,7 +228,11 @@ if [ -f "$base" ] && tar -xf "$base" -C "$root" 2>"$logs/chroot.log"; then
 		mkdir -p "$root/lib/modules/$k/kernel"
 		cp "$kdirs/$k/lib/modules/$k"/modules.{builtin,builtin.modinfo,order} "$root/lib/modules/$k/" 2>>"$logs/chroot.log"
 	done
+	# the kernels' modules.dep, as linux-image-ABI's postinst leaves it
 	mount_root && chroot_ok=1
+	for k in $kabis; do
+		[ -z "$chroot_ok" ] || R depmod -a "$k" 2>>"$logs/chroot.log" || { chroot_ok=; echo "depmod -a $k failed" >>"$logs/chroot.log"; }
+	done
 	cp "$debs_n"/*.deb "$debs_up"/*.deb "$root/debs/" 2>/dev/null
 fi
 [ -n "$chroot_ok" ] || bad "no chroot (build/package/mmdebstrap.log, chroot.log)"
@@ -258,11 +262,13 @@ check_modules() {
 	local v=$1 k m f
 	for k in $kabis; do
 		for m in $mods; do
+			# compressed as the kernel's own modules are (6.12: .ko.xz)
 			f=/lib/modules/$k/updates/dkms/$m.ko
+			grep -q '\.ko\.xz:' "$root/lib/modules/$k/modules.dep" 2>/dev/null && f=$f.xz
 			[ -f "$root$f" ] || { bad "$k: no $f"; continue; }
 			[ "$(R modinfo -F version "$f")" = "$v" ] || bad "$k: $m version '$(R modinfo -F version "$f")', expected $v"
 			case "$(R modinfo -F vermagic "$f")" in "$k "*) ;; *) bad "$k: $m vermagic '$(R modinfo -F vermagic "$f")'";; esac
-			grep -q "^updates/dkms/$m.ko:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
+			grep -q "^${f#/lib/modules/$k/}:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
 		done
 	done
 }

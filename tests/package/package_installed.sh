@@ -168,6 +168,9 @@ nfg_log "$ver: rangeset drops and counts (legacy, nft), kconnlimit/SYNCOOKIE/RTC
 
 # ------------------------------------------------------------------ upgrade
 # Save with N's tools, remove, reload the modules of N+1, restore with N+1's.
+# (The legacy rangeset rule again, beside the nft one: both are saved.)
+nfg_assert_ok "legacy rangeset rule again" RN iptables-legacy -w -A FORWARD -m rangeset --match-set blk src \
+	-m comment --comment nfgpkg -j DROP
 RN nfguard set save >"$NFG_WORK/sets" || nfg_fail "nfguard set save"
 for t in filter raw mangle; do
 	RN iptables-legacy-save -t $t >"$NFG_WORK/legacy.$t" || nfg_fail "iptables-legacy-save -t $t"
@@ -175,6 +178,7 @@ done
 RN iptables-nft-save -t filter >"$NFG_WORK/nft.filter" || nfg_fail "iptables-nft-save"
 grep -q -- '--match-set blk src' "$NFG_WORK/nft.filter" || nfg_fail "iptables-nft-save lost the rangeset rule"
 grep -q -- '-j SYNCOOKIE' "$NFG_WORK/legacy.raw" || nfg_fail "iptables-legacy-save lost the SYNCOOKIE rule"
+grep -q -- '--match-set blk src' "$NFG_WORK/legacy.filter" || nfg_fail "iptables-legacy-save lost the rangeset rule"
 for t in filter raw mangle; do RN iptables-legacy -w -t $t -F; done
 RN iptables-nft -F FORWARD
 nfg_assert_ok "destroy the set" RN nfguard set destroy blk
