@@ -35,9 +35,12 @@
 #               from the system xtables libdir and carry version N; nfguard
 #               --version; a program builds and runs against libnfguard-dev
 #   upgrade     dpkg -i of N+1 (same tree, bumped version): DKMS state of N
-#               gone, the postinst rebuilt the newest ABI, `dkms build -k
-#               ABI --kernelsourcedir DIR` + `dkms install` the other; every
-#               module has version N+1
+#               gone, the postinst rebuilt the modules (in this chroot,
+#               where the running kernel is the host's, dkms's
+#               common.postinst builds every ABI with headers; `dkms build -k
+#               ABI --kernelsourcedir DIR` + `dkms install` for the older
+#               ABIs cover a postinst that builds only the newest: no-ops
+#               here); every module has version N+1
 #   purge       dpkg --purge of all four: no file of the packages, no
 #               /usr/src/nfguard-*, no /var/lib/dkms/nfguard, no module
 #   boot        tests/package/package_installed.sh (see there) on each kernel, in a VM
@@ -351,7 +354,7 @@ if [ -n "$chroot_ok" ]; then
 	[ "$out" = "nfguard $up" ] || bad "nfguard --version prints '$out' after the upgrade"
 	snapshot root-up || bad "cannot snapshot the chroot to build/package/root-up"
 else bad "no chroot"; fi
-report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt ($newest by the postinst, the rest by dkms build/install)"
+report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt for $kabis"
 
 # ------------------------------------------------------------------ purge --
 if [ -n "$chroot_ok" ]; then
