@@ -271,7 +271,7 @@ check_modules() {
 			[ -f "$root$f" ] || { bad "$k: no $f"; continue; }
 			[ "$(R modinfo -F version "$f")" = "$v" ] || bad "$k: $m version '$(R modinfo -F version "$f")', expected $v"
 			case "$(R modinfo -F vermagic "$f")" in "$k "*) ;; *) bad "$k: $m vermagic '$(R modinfo -F vermagic "$f")'";; esac
-			grep -q "^${f#/lib/modules/$k/}:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
+			grep -q "^${f#"/lib/modules/$k/"}:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
 		done
 	done
 }
@@ -363,7 +363,7 @@ if [ -n "$chroot_ok" ]; then
 	R dpkg --purge $pkgs >"$logs/purge.log" 2>&1 || bad "dpkg --purge exits $? (build/package/purge.log)"
 	R dpkg-query -W $pkgs >/dev/null 2>&1 && bad "packages still known to dpkg: $(R dpkg-query -W -f='${Package} ' $pkgs 2>/dev/null)"
 	while read -r f; do
-		[ -n "$f" ] && [ ! -d "$root$f" ] && [ -e "$root$f" -o -L "$root$f" ] && bad "left after purge: $f"
+		[ -n "$f" ] && [ ! -d "$root$f" ] && { [ -e "$root$f" ] || [ -L "$root$f" ]; } && bad "left after purge: $f"
 	done <"$pkgdir/files.list"
 	left=$(cd "$root" && ls -d usr/src/nfguard-* var/lib/dkms/nfguard lib/modules/*/updates/dkms/xt_* usr/share/nfguard 2>/dev/null)
 	[ -z "$left" ] && left=$(find "$root/lib/modules" "$root/usr" "$root/var/lib/dkms" -name '*nfguard*' 2>/dev/null | head -n 5)
