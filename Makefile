@@ -5,9 +5,9 @@
 #                      (shared + static, libnfguard.h, libnfguard.pc), the stats JSON
 #                      schema, bash completion; DESTDIR honoured
 #   make uninstall
-#   make check         everything: deps, build, unit, VM (both kernels), harness self-test
+#   make check         everything: deps, build, unit, install, package, VM (both kernels), harness self-test
 #   make check-unit    userspace unit tests (ASan/UBSan), bash completion
-#   make check-install install/uninstall/dist/dkms into temporary dirs (host only)
+#   make check-install install/uninstall into temporary dirs (host only)
 #   make check-vm      every tests/vm/cases/*.sh on every configured kernel
 #                      (CASES="tests/vm/cases/a.sh ..." KABIS="ABI ..." narrow it)
 #   make check-style   checkpatch + sparse (C=1) on the kernel code, layering
@@ -16,7 +16,7 @@
 #   make dist          source tarball (reproducible: same commit, same bytes)
 #   make dkms          install the module source for DKMS
 #   make deb           Debian packages (packaging/debian) in build/deb/
-#   make check-package build the .debs, install/dkms/purge them in a chroot
+#   make check-package dist, the .debs from it, install/upgrade/purge in a chroot, boot both kernels with them
 #
 # A fresh clone needs no manual configure: build/config.mk is made on demand.
 

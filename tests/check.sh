@@ -5,12 +5,14 @@
 # usage: tests/check.sh
 #
 # Stages: deps (tests/deps.sh), build (make all), unit (make check-unit),
-# install (make check-install), selftest (harness self-test), vm (every VM
-# case on every kernel). Stages after a failed deps/build stage are not run;
+# install (make check-install), package (tests/package/check.sh without its
+# boots), selftest (harness self-test), vm (every VM case on every kernel,
+# plus tests/package/package_installed.sh: the installed packages of the package stage,
+# booted). Stages after a failed deps/build stage are not run;
 # a failing test stage does not stop the later ones. Each stage's output is
-# shown as it runs and kept in build/check/STAGE.log; unit and install run
-# in the background during selftest and their logs are shown when they end
-# (all three are CPU-bound: measured, this saves only ~10-20 s of ~225).
+# shown as it runs and kept in build/check/STAGE.log; unit, install and
+# package run in the background during selftest and their logs are shown
+# when they end (all are CPU-bound: the wall time saved is small).
 #
 # Ends with the kernel ABIs tested, a per-stage table, a per-case table
 # (slowest first) and "N passed, N failed" summed over the stages' own closing
@@ -101,10 +103,14 @@ if [ -n "$ok" ]; then
 	rm -f "$logs"/*.rc
 	stage_bg unit make check-unit
 	stage_bg install make check-install
+	stage_bg package env NFG_PKG_BOOT=0 ./tests/package/check.sh
 	stage selftest make check-selftest
 	stage_join unit
 	stage_join install
-	stage vm make check-vm
+	stage_join package
+	# tests/package/package_installed.sh boots with what the package stage installed
+	# (build/package/root-n, root-up): one more case in each kernel's boot.
+	stage vm make check-vm CASES="$(echo tests/vm/cases/*.sh) tests/package/package_installed.sh"
 fi
 
 # ------------------------------------------------------------------ tables

@@ -1,11 +1,11 @@
 #!/bin/bash
-# Host-side packaging test: make install / uninstall / dist / dkms.
+# Host-side packaging test: make install / uninstall.
 #
 # usage: tests/install/check.sh
 #
 # Kernels: KABIS from build/config.mk (made on demand by `make install`).
 # Nothing is loaded into the host kernel and nothing is installed on the
-# host: install and dkms go to DESTDIRs under a fresh temporary directory,
+# host: install goes to a DESTDIR under a fresh temporary directory,
 # removed on exit. Checks:
 #   install     `make install DESTDIR` installs exactly the modules (per ABI,
 #               vermagic = ABI), iptables plugins, CLI, man pages and
@@ -19,11 +19,8 @@
 #               with `pkg-config --cflags --libs libnfguard` against the
 #               staged tree links (shared, and static with --static) and runs
 #   uninstall   `make uninstall DESTDIR` removes every file install put there
-#   dist        `make dist` tarball: unpacked (no .git), `make all` configures
-#               itself and builds modules for every ABI, plugins, CLI, man
-#   dkms        `make dkms DESTDIR` layout; dkms.conf's version and module
-#               names match the build; its MAKE line, run as dkms would (on a
-#               copy, per ABI), builds every BUILT_MODULE_NAME standalone
+# (make dist and make dkms: tests/package/check.sh, which builds the Debian
+# packages from the tarball and has DKMS build and install the modules.)
 # Prints "ok"/"not ok" per check and "N passed, N failed"; exit 0 only if
 # every check passed. Build logs: build/check-install/*.log.
 set -u
@@ -114,7 +111,6 @@ if [ -z "$ver" ] || [ -z "$kabis" ] || [ -z "$xtlibdir" ] || [ -z "$sbindir" ] |
 	echo "$passed passed, $failed failed"
 	exit 1
 fi
-first_abi=${kabis%% *}
 
 # What the build made (and so what install must install).
 kos() { # ABI: .ko basenames built for ABI, at least xt_rangeset.ko
@@ -289,130 +285,10 @@ else
 fi
 report "uninstall: make uninstall DESTDIR=\$stage removes every installed file ($(sort -u "$work/before" 2>/dev/null | wc -l) files)"
 
-# ------------------------------------------------------------------ dist --
-tarball=
-if run dist make -C "$top" -s --no-print-directory dist; then
-	tarball=$(grep '\.tar\.gz$' "$logs/dist.log" | tail -n 1)
-	if [ ! -f "$tarball" ]; then
-		bad "make dist did not name an existing tarball (last line: '$tarball')"
-		tarball=
-	elif [ "$(basename "$tarball")" != "nfguard-$ver.tar.gz" ]; then
-		bad "tarball named $(basename "$tarball"), expected nfguard-$ver.tar.gz"
-	else
-		tar -tzf "$tarball" >"$work/dist.list" || bad "tar -tzf $tarball failed"
-		stray=$(grep -v -e "^nfguard-$ver/" "$work/dist.list" | head -n 3)
-		[ -z "$stray" ] || bad "entries outside nfguard-$ver/: $stray"
-		stray=$(grep -E "^nfguard-$ver/(\.git|build|configure|config\.status|autom4te\.cache)(/|$)" "$work/dist.list" | head -n 3)
-		[ -z "$stray" ] || bad "tarball carries repository or generated files: $stray"
-		for f in Makefile configure.ac config.mk.in kernel/Kbuild packaging/dkms.conf; do
-			grep -qx "nfguard-$ver/$f" "$work/dist.list" || bad "tarball lacks $f"
-		done
-	fi
-fi
-report "dist: make dist packages HEAD as nfguard-$ver.tar.gz (sources only, one top directory)"
-
-src=$work/dist/nfguard-$ver
-if [ -n "$tarball" ] && mkdir -p "$work/dist" && tar -xzf "$tarball" -C "$work/dist" && [ -d "$src" ]; then
-	# A newcomer's path: plain `make` (the default goal builds everything),
-	# then `make install` into a DESTDIR. A top-level make of its own:
-	# nothing inherited from a calling make. Kernel trees: the ones
-	# tests/deps.sh unpacked in this repository.
-	if run dist-build env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -C "$src" -j"$jobs" \
-		CONFIGURE_FLAGS="--with-kernels='$kabis' --with-kernels-dir='$top/build/kernels'"; then
-		got=$(sed -n 's/^KABIS *= *//p' "$src/build/config.mk" 2>/dev/null)
-		[ "$got" = "$kabis" ] || bad "unpacked tree configured KABIS '$got', expected '$kabis'"
-		for abi in $kabis; do
-			for ko in $(kos "$abi"); do
-				f=$src/build/kernel/$abi/$ko
-				if [ -f "$f" ]; then vermagic "$f" "$abi"; else bad "not built: build/kernel/$abi/$ko"; fi
-			done
-		done
-		for p in $plugins; do
-			[ -f "$src/build/xtables/$p" ] || bad "not built: build/xtables/$p"
-		done
-		for m in $manpages; do
-			[ -f "$src/build/man/$m" ] || bad "not built: build/man/$m"
-		done
-		out=$("$src/build/bin/nfguard" --version 2>&1)
-		[ "$out" = "nfguard $ver" ] || bad "built nfguard --version prints '$out', expected 'nfguard $ver'"
-		stage3=$work/stage3
-		if run dist-install env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-			make -C "$src" install DESTDIR="$stage3"; then
-			n=$(find "$stage3" -type f | wc -l)
-			want=$(($(wc -w <<<"$plugins $manpages $libfiles $datafiles") + 1))
-			for abi in $kabis; do want=$((want + $(kos "$abi" | wc -l))); done
-			[ "$n" -eq "$want" ] || bad "make install from the tarball tree put $n files in DESTDIR, expected $want"
-		fi
-	fi
-else
-	bad "no tarball to unpack, or it has no nfguard-$ver/"
-fi
-report "dist: unpacked tarball (no .git): plain make configures and builds modules for $(wc -w <<<"$kabis") kernel(s), plugins, CLI, man; make install DESTDIR= installs them"
-
-# ------------------------------------------------------------------ dkms --
-stage2=$work/stage2
-dk=$stage2/usr/src/nfguard-$ver
-dkms_ok=0
-mkdir -p "$stage2"
-if run dkms make -C "$top" dkms DESTDIR="$stage2"; then
-	if [ ! -f "$dk/dkms.conf" ]; then
-		bad "no usr/src/nfguard-$ver/dkms.conf"
-	else
-		# shellcheck disable=SC1091,SC2154 # dkms.conf sets PACKAGE_* and BUILT_MODULE_*
-		conf=$(
-			set +u
-			. "$dk/dkms.conf" || exit 1
-			echo "name=$PACKAGE_NAME"
-			echo "version=$PACKAGE_VERSION"
-			for n in "${BUILT_MODULE_NAME[@]}"; do echo "module=$n.ko"; done
-		) || bad "dkms.conf does not source cleanly"
-		[ "$(sed -n 's/^name=//p' <<<"$conf")" = nfguard ] || bad "dkms.conf: PACKAGE_NAME is not nfguard"
-		v=$(sed -n 's/^version=//p' <<<"$conf")
-		[ "$v" = "$ver" ] || bad "dkms.conf: PACKAGE_VERSION '$v', expected '$ver'"
-		sed -n 's/^module=//p' <<<"$conf" | sort >"$work/dkms.modules"
-		kos "$first_abi" >"$work/built.modules"
-		while IFS= read -r m; do bad "dkms.conf: no BUILT_MODULE_NAME for $m"; done < <(comm -13 "$work/dkms.modules" "$work/built.modules")
-		while IFS= read -r m; do bad "dkms.conf: BUILT_MODULE_NAME ${m%.ko} is not built"; done < <(comm -23 "$work/dkms.modules" "$work/built.modules")
-		[ -f "$dk/kernel/Kbuild" ] || bad "no usr/src/nfguard-$ver/kernel/Kbuild"
-		junk=$(cd "$dk" && find . -type l -o -name '*.o' -o -name '*.ko' -o -name '*.cmd' -o -name '*.mod*' \
-			-o -name Module.symvers -o -name modules.order -o -path ./kernel/compat/gen | head -n 3)
-		[ -z "$junk" ] || bad "symlinks or build products in the DKMS source: $junk"
-		[ ${#problems[@]} -eq 0 ] && dkms_ok=1
-	fi
-fi
-report "dkms: make dkms DESTDIR=\$stage2 lays out usr/src/nfguard-$ver/, dkms.conf version and modules match the build"
-
-# Build as dkms would: a copy of the source at $dkms_tree/nfguard/VER/build,
-# dkms.conf's MAKE[0] run there, modules expected at BUILT_MODULE_LOCATION.
-for abi in $kabis; do
-	tree=$work/dkms-tree/$abi
-	b=$tree/nfguard/$ver/build
-	if [ "$dkms_ok" != 1 ]; then
-		bad "no usable DKMS layout"
-	elif ! kd=$(kdir "$abi"); then
-		bad "no kernel build tree for $abi"
-	elif mkdir -p "${b%/build}" && cp -a "$dk" "$b"; then
-		# shellcheck disable=SC1091,SC2034,SC2154 # dkms's variables, for dkms.conf
-		mk=$(set +u; kernel_source_dir=$kd dkms_tree=$tree kernelver=$abi arch=$(uname -m) &&
-			. "$b/dkms.conf" && echo "${MAKE[0]}")
-		if [ -z "$mk" ]; then
-			bad "dkms.conf has no MAKE[0]"
-		elif run -d "dkms.conf MAKE[0] in \$dkms_tree/nfguard/$ver/build: $mk" "dkms-$abi" \
-			bash -c "cd \"\$1\" && $mk" dkms-make "$b"; then
-			# shellcheck disable=SC1091,SC2154
-			while IFS= read -r f; do
-				if [ -f "$f" ]; then vermagic "$f" "$abi"; else bad "not built where dkms.conf says: ${f#"$b"/}"; fi
-			done < <(set +u; . "$b/dkms.conf" && for i in "${!BUILT_MODULE_NAME[@]}"; do
-				echo "$b/${BUILT_MODULE_LOCATION[$i]%/}/${BUILT_MODULE_NAME[$i]}.ko"; done)
-			refs=$(cd "$b" && grep -rl -F -e "$top/kernel/" -e "$top/include/" . 2>/dev/null | head -n 3 | tr '\n' ' ')
-			[ -z "$refs" ] || bad "DKMS build used files from the repository: $refs"
-		fi
-	else
-		bad "cannot copy the DKMS source"
-	fi
-	report "dkms: dkms.conf MAKE builds standalone for $abi (make -C $(kdir "$abi" || echo "?") M=.../build/kernel)"
-done
+# make dist and make dkms: tests/package/check.sh (make check-package, and
+# the package stage of make check) checks the tarball (reproducible, its
+# contents) and builds the Debian packages from it, DKMS building the modules
+# of its nfguard-dkms for every ABI in a chroot.
 
 echo "== $(($(date +%s) - t0))s"
 echo "$passed passed, $failed failed"

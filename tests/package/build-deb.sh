@@ -1,11 +1,13 @@
 #!/bin/bash
 # Build the Debian packages of the working tree.
 #
-# usage: tests/package/build-deb.sh OUTDIR [VERSION]
+# usage: tests/package/build-deb.sh [-t TARBALL] OUTDIR [VERSION]
 #
 # Copies the files of the working tree git knows or would add (git ls-files
 # --cached --others --exclude-standard: what `make dist`
-# would ship, with uncommitted edits) to OUTDIR/src/nfguard-V/, puts
+# would ship, with uncommitted edits), or with -t the contents of a `make
+# dist` tarball (tests/package/check.sh: the packages are built from the
+# release tarball), to OUTDIR/src/nfguard-V/, puts
 # packaging/debian at debian/, and runs dpkg-buildpackage -us -uc -b there;
 # the .debs, .buildinfo and .changes land in OUTDIR/src/, moved to OUTDIR.
 # VERSION (upgrade tests): rewrite AC_INIT's version and prepend a
@@ -13,7 +15,12 @@
 # Log: OUTDIR/build.log. Exit status: dpkg-buildpackage's.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:?usage: build-deb.sh OUTDIR [VERSION]}
+tarball=
+if [ "${1:-}" = -t ]; then
+	tarball=$(realpath "${2:?usage: build-deb.sh [-t TARBALL] OUTDIR [VERSION]}")
+	shift 2
+fi
+out=${1:?usage: build-deb.sh [-t TARBALL] OUTDIR [VERSION]}
 newver=${2:-}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -21,8 +28,12 @@ ver=$(sed -n 's/^AC_INIT(\[nfguard\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")
 [ -n "$newver" ] && ver=$newver
 src=$out/src/nfguard-$ver
 rm -rf "$out/src" && mkdir -p "$src"
-(cd "$top" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-	tar --null -T - -cf -) | tar -xf - -C "$src"
+if [ -n "$tarball" ]; then
+	tar -xzf "$tarball" -C "$src" --strip-components=1
+else
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar --null -T - -cf -) | tar -xf - -C "$src"
+fi
 mv "$src/packaging/debian" "$src/debian"
 if [ -n "$newver" ]; then
 	sed -i "s/^AC_INIT(\[nfguard\], \[[^]]*\]/AC_INIT([nfguard], [$newver]/" "$src/configure.ac"

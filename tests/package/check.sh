@@ -18,7 +18,11 @@
 #   dist        `make dist` twice: identical bytes; every entry owned by 0,
 #               mtime = HEAD's commit time, names in sorted order
 #   version     debian/changelog's version = NFG_VERSION (configure.ac)
-#   build       tests/package/build-deb.sh: the four packages, version N
+#   build       tests/package/build-deb.sh -t (the `make dist` tarball of the
+#               dist check): the four packages, version N, and N+1 (same
+#               tarball, version bumped); so the tarball builds: userspace
+#               here, the modules by DKMS in install/upgrade. (A tree with
+#               uncommitted changes is built as it is, with a note.)
 #   lintian     no E: tag on the .changes (W: tags listed, see
 #               packaging/debian/README)
 #   install     dpkg -i of N in the chroot, where /lib/modules holds both
@@ -31,12 +35,20 @@
 #               from the system xtables libdir and carry version N; nfguard
 #               --version; a program builds and runs against libnfguard-dev
 #   upgrade     dpkg -i of N+1 (same tree, bumped version): DKMS state of N
-#               gone, the postinst rebuilt the newest ABI, `dkms build -k
-#               ABI --kernelsourcedir DIR` + `dkms install` the other; every
-#               module has version N+1
+#               gone, the postinst rebuilt the modules (in this chroot,
+#               where the running kernel is the host's, dkms's
+#               common.postinst builds every ABI with headers; `dkms build -k
+#               ABI --kernelsourcedir DIR` + `dkms install` for the older
+#               ABIs cover a postinst that builds only the newest: no-ops
+#               here); every module has version N+1
 #   purge       dpkg --purge of all four: no file of the packages, no
 #               /usr/src/nfguard-*, no /var/lib/dkms/nfguard, no module
-# Not done here (yet): booting the kernels with the installed packages.
+#   boot        tests/package/package_installed.sh (see there) on each kernel, in a VM
+#               (tests/vm/run.sh), on hard-link snapshots of the chroot after
+#               install (build/package/root-n) and after upgrade (root-up),
+#               kept after the run with build/package/guest.env;
+#               NFG_PKG_BOOT=0 leaves it to the caller (make check runs it
+#               in its VM stage)
 # NFG_PKG_REUSE_DEBS=1: keep the .debs of the last run (debugging this script).
 # Prints "ok"/"not ok" per check and "N passed, N failed"; exit 0 only if
 # every check passed. Logs: build/package/*.log.
@@ -82,6 +94,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The installed trees of the last run, for tests/package/package_installed.sh.
+rm -f "$pkgdir/guest.env"
+for d in root-n root-up; do
+	[ ! -e "$pkgdir/$d" ] || rm -rf --one-file-system "${pkgdir:?}/$d"
+done
+
 cfg() { sed -n "s/^$1 = //p" "$top/build/config.mk"; }
 [ -f "$top/build/config.mk" ] || make -C "$top" -s build/config.mk >/dev/null 2>&1
 ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) kdirs=$(cfg KERNELS_DIR)
@@ -113,8 +131,16 @@ if [ -f "$pkgdir/dist-1.tar.gz" ] && [ -f "$pkgdir/dist-2.tar.gz" ]; then
 	# (directories keep their trailing /): byte order of the full names
 	LC_ALL=C sort -c "$pkgdir/dist.names" 2>/dev/null ||
 		bad "entry names are not in sorted order"
+	# sources only, under one top directory
+	odd=$(grep -v -e "^nfguard-$ver/" "$pkgdir/dist.names" | head -n 3)
+	[ -z "$odd" ] || bad "entries outside nfguard-$ver/: $odd"
+	odd=$(grep -E "^nfguard-$ver/(\.git|build|configure|config\.status|autom4te\.cache)(/|$)" "$pkgdir/dist.names" | head -n 3)
+	[ -z "$odd" ] || bad "tarball carries repository or generated files: $odd"
+	for f in Makefile configure.ac config.mk.in kernel/Kbuild packaging/dkms.conf packaging/debian/control; do
+		grep -qx "nfguard-$ver/$f" "$pkgdir/dist.names" || bad "tarball lacks $f"
+	done
 fi
-report "dist: two make dist runs give identical bytes (owner 0, commit mtime, sorted, gzip -n)"
+report "dist: two make dist runs give identical bytes (owner 0, commit mtime, sorted, gzip -n); sources only, in nfguard-$ver/"
 
 # --------------------------------------------------------------- version --
 chver=$(dpkg-parsechangelog -l "$top/packaging/debian/changelog" -SVersion)
@@ -124,18 +150,36 @@ report "version: debian/changelog = NFG_VERSION = $ver"
 # ----------------------------------------------------------------- build --
 debs_n=$pkgdir/deb-n debs_up=$pkgdir/deb-up
 pkgs="nfguard-dkms nfguard libnfguard1 libnfguard-dev"
+# From the tarball (what a release ships) when the tree is what HEAD says;
+# with uncommitted changes, from the working tree, so that they are tested.
+src_opt=(-t "$pkgdir/dist-1.tar.gz")
+if [ -n "$(git -C "$top" status --porcelain 2>/dev/null)" ]; then
+	echo "# build: uncommitted changes: packages built from the working tree, not from the make dist tarball"
+	src_opt=()
+fi
+# N and N+1 at the same time (separate trees; each build is serial make):
+# beside make check's self-test, whose guests leave CPU time idle.
+declare -A bbpid=()
 for d in "$debs_n:$ver" "$debs_up:$up"; do
 	dir=${d%%:*} v=${d#*:}
 	arg=; [ "$v" = "$ver" ] || arg=$v
 	if [ -n "${NFG_PKG_REUSE_DEBS:-}" ] && ls "$dir/nfguard_${v}_"*.deb >/dev/null 2>&1; then
 		: # debugging this script: keep the .debs of the last run
-	elif rm -rf "$dir" && "$here/build-deb.sh" "$dir" $arg >"$logs/build-$v.log" 2>&1; then
-		for p in $pkgs; do
-			ls "$dir/${p}_${v}_"*.deb >/dev/null 2>&1 || bad "no ${p}_${v} .deb in $dir"
-		done
 	else
-		bad "build-deb.sh $v failed (build/package/build-$v.log, $dir/build.log)"
+		rm -rf "$dir"
+		"$here/build-deb.sh" "${src_opt[@]}" "$dir" $arg >"$logs/build-$v.log" 2>&1 &
+		bbpid[$v]=$!
 	fi
+done
+for d in "$debs_n:$ver" "$debs_up:$up"; do
+	dir=${d%%:*} v=${d#*:}
+	if [ -n "${bbpid[$v]:-}" ] && ! wait "${bbpid[$v]}"; then
+		bad "build-deb.sh $v failed (build/package/build-$v.log, $dir/build.log)"
+		continue
+	fi
+	for p in $pkgs; do
+		ls "$dir/${p}_${v}_"*.deb >/dev/null 2>&1 || bad "no ${p}_${v} .deb in $dir"
+	done
 done
 report "build: dpkg-buildpackage -us -uc -b gives $pkgs ($ver and $up)"
 
@@ -143,6 +187,8 @@ report "build: dpkg-buildpackage -us -uc -b gives $pkgs ($ver and $up)"
 if ls "$debs_n"/*.changes >/dev/null 2>&1; then
 	lintian --pedantic -I "$debs_n"/*.changes >"$logs/lintian.log" 2>&1
 	grep -q '^E: ' "$logs/lintian.log" && bad "lintian errors: $(grep -c '^E: ' "$logs/lintian.log") (build/package/lintian.log)"
+	grep -q 'no-symbols-control-file' "$logs/lintian.log" && bad "libnfguard1 has no symbols file (packaging/debian/libnfguard1.symbols)"
+	grep 'symbols-file-' "$logs/lintian.log" | sed 's/^/    /' | grep . && bad "lintian: tags on libnfguard1.symbols"
 	grep '^W: ' "$logs/lintian.log" | sed 's/^/    accepted? /'
 else bad "no .changes to check"; fi
 report "lintian: no errors ($(grep -c '^W: ' "$logs/lintian.log" 2>/dev/null) warnings, $(grep -c '^I: ' "$logs/lintian.log" 2>/dev/null) info)"
@@ -165,12 +211,42 @@ save_dkms_logs() {
 		[ -f "$f" ] && cp "$f" "$logs/dkms-make-$1-$(basename "$(dirname "$(dirname "$f")")").log"
 	done
 }
+# The chroot's mounts: /proc, /dev, the kernel trees read-only at their own
+# path (headers: /lib/modules/ABI/build), and each kernel's own modules at
+# /lib/modules/ABI/kernel (read-only), as on a system with linux-image-ABI
+# installed: DKMS's depmod then writes a modules.dep that resolves our
+# modules' dependencies, which modprobe in the booted guest needs.
+mount_root() {
+	local k
+	mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
+		mount --bind "$kdirs" "$root$kdirs" && mount -o remount,bind,ro "$root$kdirs" || return 1
+	for k in $kabis; do
+		mount --bind "$kdirs/$k/lib/modules/$k/kernel" "$root/lib/modules/$k/kernel" &&
+			mount -o remount,bind,ro "$root/lib/modules/$k/kernel" || return 1
+	done
+}
+# snapshot NAME: a copy of the chroot as it is now in build/package/NAME for
+# tests/package/package_installed.sh (hard links: dpkg and dkms replace files, they do
+# not rewrite them), without its mounts (mount points stay, empty).
+snapshot() {
+	local ok=
+	umount_root
+	rm -rf --one-file-system "${pkgdir:?}/$1"
+	cp -al "$root" "$pkgdir/$1" && ok=1
+	mount_root || ok=
+	[ -n "$ok" ]
+}
 chroot_ok=
 if [ -f "$base" ] && tar -xf "$base" -C "$root" 2>"$logs/chroot.log"; then
 	mkdir -p "$root$kdirs" "$root/debs"
-	mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
-		mount --bind "$kdirs" "$root$kdirs" && mount -o remount,bind,ro "$root$kdirs" &&
-		chroot_ok=1
+	for k in $kabis; do
+		mkdir -p "$root/lib/modules/$k/kernel"
+		# modules.dep & co. as linux-image-ABI's postinst (depmod) leaves
+		# them: tests/deps.sh ran depmod on the unpacked kernel
+		cp "$kdirs/$k/lib/modules/$k"/modules.* "$root/lib/modules/$k/" 2>>"$logs/chroot.log"
+		[ -s "$root/lib/modules/$k/modules.dep" ] || echo "no modules.dep in $kdirs/$k/lib/modules/$k" >>"$logs/chroot.log"
+	done
+	[ -s "$root/lib/modules/${kabis%% *}/modules.dep" ] && mount_root && chroot_ok=1
 	cp "$debs_n"/*.deb "$debs_up"/*.deb "$root/debs/" 2>/dev/null
 fi
 [ -n "$chroot_ok" ] || bad "no chroot (build/package/mmdebstrap.log, chroot.log)"
@@ -190,17 +266,23 @@ check_status() {
 	done
 }
 
+# Our modules: what the build made for the first ABI (dkms.conf must name
+# them all), at least these four.
+mods=$( { printf '%s\n' xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE
+	for f in "$top/build/kernel/${kabis%% *}"/*.ko; do [ -f "$f" ] && basename "$f" .ko; done; } | sort -u)
 # Modules of version $1 for every ABI: under updates/dkms, vermagic, modinfo
 # version, in modules.dep.
 check_modules() {
 	local v=$1 k m f
 	for k in $kabis; do
-		for m in xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE; do
+		for m in $mods; do
+			# compressed as the kernel's own modules are (6.12: .ko.xz)
 			f=/lib/modules/$k/updates/dkms/$m.ko
+			grep -q '\.ko\.xz:' "$root/lib/modules/$k/modules.dep" 2>/dev/null && f=$f.xz
 			[ -f "$root$f" ] || { bad "$k: no $f"; continue; }
 			[ "$(R modinfo -F version "$f")" = "$v" ] || bad "$k: $m version '$(R modinfo -F version "$f")', expected $v"
 			case "$(R modinfo -F vermagic "$f")" in "$k "*) ;; *) bad "$k: $m vermagic '$(R modinfo -F vermagic "$f")'";; esac
-			grep -q "^updates/dkms/$m.ko:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
+			grep -q "^${f#"/lib/modules/$k/"}:" "$root/lib/modules/$k/modules.dep" 2>/dev/null || bad "$k: $m not in modules.dep"
 		done
 	done
 }
@@ -230,6 +312,9 @@ if [ -n "$chroot_ok" ]; then
 	grep -A3 "^Building initial module for 5.10.0-fake" "$logs/install.log" | grep -qx "Skipped." ||
 		bad "5.10.0-fake not skipped (BUILD_EXCLUSIVE_KERNEL)"
 	check_modules "$ver"
+	junk=$(cd "$root/usr/src/nfguard-$ver" 2>/dev/null && find . -type l -o -name '*.o' -o -name '*.ko' -o -name '*.cmd' \
+		-o -name '*.mod*' -o -name Module.symvers -o -name modules.order -o -path ./kernel/compat/gen | head -n 3)
+	[ -z "$junk" ] || bad "symlinks or build products in /usr/src/nfguard-$ver: $junk"
 	xtlib=$(R pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	[ -n "$xtlib" ] || xtlib=/usr/lib/x86_64-linux-gnu/xtables
 	for x in rangeset kconnlimit; do
@@ -254,6 +339,7 @@ if [ -n "$chroot_ok" ]; then
 		bad "a program does not build with pkg-config libnfguard (build/package/libtest.log)"
 	out=$(R /tmp/nfgtest 2>&1)
 	[ "$out" = "$ver" ] || bad "nfg_version() from libnfguard1 says '$out'"
+	snapshot root-n || bad "cannot snapshot the chroot to build/package/root-n"
 else bad "no chroot"; fi
 report "install: $ver, postinst builds $kabis, skips 5.10.0-fake, survives a failed build; plugins, CLI, library"
 
@@ -277,8 +363,9 @@ if [ -n "$chroot_ok" ]; then
 	check_modules "$up"
 	out=$(R nfguard --version 2>&1)
 	[ "$out" = "nfguard $up" ] || bad "nfguard --version prints '$out' after the upgrade"
+	snapshot root-up || bad "cannot snapshot the chroot to build/package/root-up"
 else bad "no chroot"; fi
-report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt ($newest by the postinst, the rest by dkms build/install)"
+report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt for $kabis"
 
 # ------------------------------------------------------------------ purge --
 if [ -n "$chroot_ok" ]; then
@@ -287,7 +374,7 @@ if [ -n "$chroot_ok" ]; then
 	R dpkg --purge $pkgs >"$logs/purge.log" 2>&1 || bad "dpkg --purge exits $? (build/package/purge.log)"
 	R dpkg-query -W $pkgs >/dev/null 2>&1 && bad "packages still known to dpkg: $(R dpkg-query -W -f='${Package} ' $pkgs 2>/dev/null)"
 	while read -r f; do
-		[ -n "$f" ] && [ ! -d "$root$f" ] && [ -e "$root$f" -o -L "$root$f" ] && bad "left after purge: $f"
+		[ -n "$f" ] && [ ! -d "$root$f" ] && { [ -e "$root$f" ] || [ -L "$root$f" ]; } && bad "left after purge: $f"
 	done <"$pkgdir/files.list"
 	left=$(cd "$root" && ls -d usr/src/nfguard-* var/lib/dkms/nfguard lib/modules/*/updates/dkms/xt_* usr/share/nfguard 2>/dev/null)
 	[ -z "$left" ] && left=$(find "$root/lib/modules" "$root/usr" "$root/var/lib/dkms" -name '*nfguard*' 2>/dev/null | head -n 5)
@@ -297,6 +384,27 @@ if [ -n "$chroot_ok" ]; then
 	done
 else bad "no chroot"; fi
 report "purge: no file, DKMS tree or module of nfguard remains"
+
+# ------------------------------------------------------------------ boot --
+# The installed trees, booted: tests/package/package_installed.sh on each kernel.
+if [ -d "$pkgdir/root-n" ] && [ -d "$pkgdir/root-up" ]; then
+	printf 'VER=%s\nUP=%s\n' "$ver" "$up" >"$pkgdir/guest.env"
+fi
+if [ "${NFG_PKG_BOOT:-1}" = 0 ]; then
+	echo "# boot: not here (NFG_PKG_BOOT=0): tests/package/package_installed.sh runs in make check's VM stage"
+else
+	declare -A bpid=()
+	for k in $kabis; do
+		"$top/tests/vm/run.sh" -k "$k" -o "$pkgdir/vm-$k" "$here/package_installed.sh" >"$logs/boot-$k.log" 2>&1 &
+		bpid[$k]=$!
+	done
+	for k in $kabis; do
+		wait "${bpid[$k]}" || bad "$k: $(grep -m 1 '^FAIL' "$logs/boot-$k.log") (build/package/boot-$k.log)"
+		grep -q '^PASS package_installed' "$logs/boot-$k.log" || bad "$k: no PASS line (build/package/boot-$k.log)"
+		sed -n 's/^    | /    /p' "$logs/boot-$k.log" | tail -n 20
+	done
+	report "boot: $kabis with the installed packages: modules from updates/dkms, system plugins and CLI, rules with packets; upgrade and module reload"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
