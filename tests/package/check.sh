@@ -227,12 +227,16 @@ mount_root() {
 }
 # snapshot NAME: a copy of the chroot as it is now in build/package/NAME for
 # tests/package/package_installed.sh (hard links: dpkg and dkms replace files, they do
-# not rewrite them), without its mounts (mount points stay, empty).
+# not rewrite them), without its mounts (mount points stay, empty), except
+# the kernel trees' one: $kdirs is often inside the repository (build/kernels),
+# and the guest case checks that no path of the build tree exists in the copy.
 snapshot() {
-	local ok=
+	local ok= d
 	umount_root
 	rm -rf --one-file-system "${pkgdir:?}/$1"
 	cp -al "$root" "$pkgdir/$1" && ok=1
+	d=$kdirs
+	while [ -n "$d" ] && [ "$d" != / ] && rmdir "$pkgdir/$1$d" 2>/dev/null; do d=$(dirname "$d"); done
 	mount_root || ok=
 	[ -n "$ok" ]
 }
