@@ -186,6 +186,16 @@ if [ -n "$fails" ] || [ "$total_f" -ne 0 ]; then
 			tail -n 20 "$r.log" 2>/dev/null | cut -c1-300
 			grep -m 10 -E 'BUG|WARNING|Oops|Call Trace|kmemleak|KASAN|lockdep|hung_task' "$r.dmesg" 2>/dev/null | cut -c1-300
 		done < <(case_files "$abi")
+		# A guest that oopsed (oops=panic) leaves no case dmesg: the
+		# splat is only on its console. Its first line, where it
+		# happened and the call trace, so the end of a CI log says.
+		con=$top/build/vm/$abi/check/console.log
+		if grep -qE 'Oops|BUG:|general protection|Kernel panic' "$con" 2>/dev/null; then
+			echo "--- oops on the $abi console ($con):"
+			sed -n '/Oops\|BUG:\|general protection\|Kernel panic/,$p' "$con" |
+				grep -E 'Oops|BUG:|general protection|Kernel panic|RIP:|Call Trace|Tainted|Modules linked|[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x' |
+				head -n 45 | cut -c1-200
+		fi
 	done
 fi
 echo
