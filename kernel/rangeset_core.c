@@ -96,18 +96,26 @@
  * A packet-path add of what the array already holds (unexpired, not under
  * a marker) does nothing, unless --exist; re-adding a dynamic entry
  * leaves its expiry alone unless --exist or it has expired (ipset's
- * semantics). A packet-path delete removes a dynamic entry of exactly
- * that prefix at once; if the array holds any part of the prefix, a delete
- * marker takes its place, so lookups miss inside it at once.
+ * semantics). A packet-path delete turns a dynamic entry of exactly that
+ * prefix into a delete marker (a fold may have published it into the
+ * array already); with no entry, it links a marker if the array holds
+ * any part of the prefix (read under the bucket lock, after any fold
+ * that removed the entry published it). Lookups miss inside at once.
  *
  * Folding moves the hash into the tree: copy the entries (under RCU),
  * apply them shortest prefix first (so a longer prefix wins, as in the
  * lookup) as adds with their expiries (the later expiry wins, as for the
  * control plane) and markers as deletes, publish once, then unlink the
  * copied entries unless the packet path changed them meanwhile (folded
- * again next time: that only extends). A failed fold (-ENOMEM, or -ENOSPC
- * when an entry splits a range of another expiry beyond maxelem) changes
- * nothing and the entries keep matching from the hash. The set's fold
+ * again next time: that only extends). An entry may need more room in
+ * the tree than the one slot it reserved (an add splitting a range of
+ * another expiry takes two more, a marker inside a range one more). If
+ * the batch would overflow maxelem, it is applied again with only the
+ * entries whose worst case still fits, the others dropped and counted as
+ * refusals, and if even that overflows (a prefix over several ranges),
+ * with none: a full set never wedges its fold, its expiry or the control
+ * plane. On -ENOMEM nothing changes and the entries keep matching from
+ * the hash. The set's fold
  * work (rangeset_nl.c) runs a tick after the first packet-path change, so
  * a flood costs one publication per tick at most; the expiry work folds
  * too (dropping expired entries, counted as expiries), into the same
@@ -748,10 +756,11 @@ out:
  * @addr: the packet's address
  * @plen: prefix length
  *
- * A dynamic entry of exactly that prefix goes at once. If the array holds
- * any part of the prefix, a delete marker takes its place (or the entry
- * becomes one): lookups miss inside it from now on, and the next fold
- * deletes the prefix from the tree.
+ * A dynamic entry of exactly that prefix becomes a delete marker (the
+ * fold that copied it may have published it already); without one, a
+ * marker is linked if the array holds any part of the prefix. Lookups
+ * miss inside it from now on, and the next fold deletes the prefix from
+ * the tree (and drops the marker).
  *
  * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC or
  * -ENOMEM (no room for a marker; counted as a refusal).
@@ -765,7 +774,6 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 	struct nfg_rs_dyn *dyn;
 	int ret = NFG_RS_DYN_NOOP;
 	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-	bool overlaps;
 	u32 b;
 
 	nfg_rs_key_mask(&key, plen, core->v6);
@@ -776,8 +784,6 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		rcu_read_unlock();
 		return -EINVAL;
 	}
-	arr = rcu_dereference(core->arr);
-	overlaps = rs_array_overlaps(arr, &key, &end);
 	b = rs_dyn_bucket(dyn, &key, plen);
 	lock = &dyn->locks[b & dyn->lmask];
 	spin_lock_bh(lock);
@@ -785,16 +791,17 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 	if (e) {
 		if (READ_ONCE(e->del))
 			goto out;
-		if (overlaps) {
-			WRITE_ONCE(e->del, 1);
-			WRITE_ONCE(e->expires, 0);
-		} else {
-			rs_dyn_unlink(dyn, b, e);
-		}
+		WRITE_ONCE(e->del, 1);
+		WRITE_ONCE(e->expires, 0);
 		ret = NFG_RS_DYN_DONE;
 		goto out;
 	}
-	if (!overlaps)
+	/*
+	 * Under the lock: a fold unlinks an entry only after publishing
+	 * it, so an entry gone from the bucket is in this array.
+	 */
+	arr = rcu_dereference(core->arr);
+	if (!rs_array_overlaps(arr, &key, &end))
 		goto out;
 	if (!rs_dyn_reserve(core, dyn)) {
 		ret = -ENOSPC;
@@ -1192,25 +1199,26 @@ struct rs_fold {
 	struct rs_fold_ent	*ents;
 	u32			n;
 	u32			expired;	/* entries dropped as expired */
+	u32			refused;	/* entries dropped: no room */
+};
+
+/* How much of the batch a fold applies: see "Dynamic entries" above. */
+enum rs_fold_mode {
+	RS_FOLD_ALL,
+	RS_FOLD_FITTING,	/* only entries whose worst case fits */
+	RS_FOLD_NONE,		/* every entry refused */
 };
 
 /*
- * Copy the dynamic entries and apply them to the tree in the request @u,
- * shortest prefixes first, so that a longer prefix wins where two overlap,
- * as it does in rs_dyn_probe(). Entries expired at @now (0: none is) are
- * dropped, not folded. Under core->lock for writing. The hash is left as
- * it is: rs_fold_finish() removes the copied entries once the caller has
- * published the result.
+ * Copy the dynamic entries into @f. Under core->lock for writing. The
+ * hash is left as it is: rs_fold_finish() removes the copied entries once
+ * the caller has published the result.
  */
-static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now)
+static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 {
-	struct nfg_rs_core *core = u->core;
-	DECLARE_BITMAP(seen, NFG_RS_DYN_PLENS);
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
-	struct nfg_rs_range r;
-	u32 cap, b, i;
-	int plen, err;
+	u32 cap, b;
 
 	memset(f, 0, sizeof(*f));
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
@@ -1221,7 +1229,6 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now)
 	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL);
 	if (!f->ents)
 		return -ENOMEM;
-	bitmap_zero(seen, NFG_RS_DYN_PLENS);
 	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
 		rcu_read_lock();
 		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
@@ -1232,37 +1239,10 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now)
 			c->plen = e->plen;
 			c->expires = READ_ONCE(e->expires);
 			c->del = READ_ONCE(e->del);
-			__set_bit(c->plen, seen);
 		}
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
-	}
-
-	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
-		if (!test_bit(plen, seen))
-			continue;
-		for (i = 0; i < f->n; i++) {
-			const struct rs_fold_ent *c = &f->ents[i];
-
-			if (c->plen != plen)
-				continue;
-			r.start = c->key;
-			rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
-			r.expires = c->expires;
-			if (c->del) {
-				err = rs_del(u, &r);
-			} else if (now && c->expires && c->expires <= now) {
-				f->expired++;
-				continue;
-			} else {
-				err = rs_add(u, &r);
-			}
-			if (err)
-				return err;
-			if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
-				cond_resched();
-		}
 	}
 	return 0;
 }
@@ -1281,10 +1261,58 @@ static u32 rs_fold_left(struct nfg_rs_core *core, const struct rs_fold *f)
 }
 
 /*
+ * Apply the copied entries to the tree in the request @u, shortest
+ * prefixes first, so that a longer prefix wins where two overlap, as it
+ * does in rs_dyn_probe(). Entries expired at @now (0: none is) are
+ * dropped, not folded. @mode: which entries are applied, the others are
+ * counted as refused. Under core->lock for writing.
+ */
+static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
+			 enum rs_fold_mode mode)
+{
+	struct nfg_rs_core *core = u->core;
+	u32 left = rs_fold_left(core, f), i, need;
+	struct nfg_rs_range r;
+	int plen, err;
+
+	f->expired = 0;
+	f->refused = 0;
+	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
+		for (i = 0; i < f->n; i++) {
+			const struct rs_fold_ent *c = &f->ents[i];
+
+			if (c->plen != plen)
+				continue;
+			if (!c->del && now && c->expires && c->expires <= now) {
+				f->expired++;
+				continue;
+			}
+			/* worst case: an add splits a range in three */
+			need = c->del ? 1 : 2;
+			if (mode == RS_FOLD_NONE ||
+			    (mode == RS_FOLD_FITTING &&
+			     (u64)core->count + need + left > core->maxelem)) {
+				f->refused++;
+				continue;
+			}
+			r.start = c->key;
+			rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
+			r.expires = c->expires;
+			err = c->del ? rs_del(u, &r) : rs_add(u, &r);
+			if (err)
+				return err;
+			if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+				cond_resched();
+		}
+	}
+	return 0;
+}
+
+/*
  * After the caller published the tree with the fold applied (@ok), remove
  * from the hash each entry the fold copied, unless the packet path changed
- * it meanwhile (a refreshed expiry, a marker turned back into an entry):
- * that one is folded again next time, which only extends what is there.
+ * it meanwhile (a refreshed expiry, an entry turned into a marker): that
+ * one is folded again next time, which only extends what is there.
  */
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
@@ -1312,26 +1340,74 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	}
 	if (ok && f->expired)
 		WRITE_ONCE(core->expiries, core->expiries + f->expired);
+	if (ok && f->refused)
+		this_cpu_add(core->stats->dyn_refused, f->refused);
 	kvfree(f->ents);
 	f->ents = NULL;
 }
 
-/* Fold and publish; under core->lock for writing. */
-static int rs_fold_locked(struct nfg_rs_core *core, u64 now)
+/* Take the ranges expired at @now out of the tree; returns how many. */
+static u32 rs_expire_nodes(struct nfg_rs_update *u, u64 now)
+{
+	struct nfg_rs_core *core = u->core;
+	struct nfg_rs_node *n, *next;
+	u32 count = 0, i = 0;
+
+	if (!core->next_expiry || core->next_expiry > now)
+		return 0;
+	for (n = rs_node(rb_first(&core->root)); n; n = next) {
+		next = rs_node(rb_next(&n->rb));
+		if (n->r.expires && n->r.expires <= now) {
+			rs_node_drop(u, n);
+			count++;
+		}
+		if (++i % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	return count;
+}
+
+/*
+ * Fold and publish, in one publication with the expiry of the ranges
+ * expired at @now if @expired is given (set to the ranges and entries
+ * expired). Under core->lock for writing. A batch that would overflow
+ * maxelem is applied again with fewer entries (enum rs_fold_mode), so
+ * only -ENOMEM leaves the set and the hash as they were.
+ */
+static int rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 {
 	struct nfg_rs_update u = { .core = core };
+	enum rs_fold_mode mode = RS_FOLD_ALL;
+	u32 count = 0;
 	struct rs_fold f;
 	int err;
 
-	err = rs_fold_apply(&u, &f, now);
-	if (!err && u.changed) {
-		if (core->count + rs_fold_left(core, &f) > core->maxelem)
-			err = -ENOSPC;
-		else
-			err = rs_publish(core);
+	if (expired)
+		*expired = 0;
+	err = rs_fold_copy(core, &f);
+	if (err)
+		return err;
+	for (;;) {
+		err = rs_fold_apply(&u, &f, now, mode);
+		count = !err && expired ? rs_expire_nodes(&u, now) : 0;
+		if (!err && (u.changed || count)) {
+			if (core->count + rs_fold_left(core, &f) > core->maxelem)
+				err = -ENOSPC;
+			else
+				err = rs_publish(core);
+		}
+		if (err && (u.changed || count)) {
+			rs_rollback(&u);
+			u.changed = false;
+		}
+		if (err != -ENOSPC || mode == RS_FOLD_NONE)
+			break;
+		mode = mode == RS_FOLD_ALL ? RS_FOLD_FITTING : RS_FOLD_NONE;
 	}
-	if (err && u.changed)
-		rs_rollback(&u);
+	if (!err && count)
+		WRITE_ONCE(core->expiries, core->expiries + count);
+	if (!err && expired)
+		*expired = count + f.expired;
 	rs_spare_free(&u);
 	rs_fold_finish(core, &f, !err);
 	return err;
@@ -1343,11 +1419,11 @@ static int rs_fold_locked(struct nfg_rs_core *core, u64 now)
  * @now: the current time; entries expired by then are dropped (counted as
  *	 expiries), not folded
  *
- * One publication for all of them. Process context.
+ * One publication for all of them. Entries that no longer fit in maxelem
+ * are dropped and counted as refusals. Process context.
  *
- * Return: 0, -ENOMEM or -ENOSPC (a folded entry would split a range of
- * another expiry beyond maxelem): then nothing changed, and the entries
- * keep matching from the hash.
+ * Return: 0 or -ENOMEM: then nothing changed, and the entries keep
+ * matching from the hash.
  */
 int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
 {
@@ -1356,7 +1432,7 @@ int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
 	if (!nfg_rs_dyn_pending(core))
 		return 0;
 	down_write(&core->lock);
-	err = rs_fold_locked(core, now);
+	err = rs_fold_locked(core, now, NULL);
 	up_write(&core->lock);
 	return err;
 }
@@ -1461,7 +1537,7 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 
 	down_write(&core->lock);
 	/* Dynamic entries first: the request applies to the whole set. */
-	err = rs_fold_locked(core, 0);
+	err = rs_fold_locked(core, 0, NULL);
 	if (err)
 		goto out;
 	for (i = 0; i < n && !err; i++) {
@@ -1519,48 +1595,11 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
  */
 int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
 {
-	struct nfg_rs_update u = { .core = core };
-	struct nfg_rs_node *n, *next;
-	u32 count = 0, i = 0;
-	struct rs_fold f;
-	int err = 0;
+	int err;
 
-	*expired = 0;
 	down_write(&core->lock);
 	/* Dynamic entries go into the same publication. */
-	err = rs_fold_apply(&u, &f, now);
-	if (err)
-		goto fail;
-	if (!core->next_expiry || core->next_expiry > now)
-		goto publish;
-	for (n = rs_node(rb_first(&core->root)); n; n = next) {
-		next = rs_node(rb_next(&n->rb));
-		if (n->r.expires && n->r.expires <= now) {
-			rs_node_drop(&u, n);
-			count++;
-		}
-		if (++i % NFG_RS_RESCHED_EVERY == 0)
-			cond_resched();
-	}
-publish:
-	if (!u.changed && !count)
-		goto out;
-	if (core->count + rs_fold_left(core, &f) > core->maxelem)
-		err = -ENOSPC;
-	else
-		err = rs_publish(core);
-	if (err)
-		goto fail;
-	WRITE_ONCE(core->expiries, core->expiries + count);
-	goto out;
-fail:
-	if (u.changed || count)
-		rs_rollback(&u);
-out:
-	if (!err)
-		*expired = count + f.expired;
-	rs_spare_free(&u);
-	rs_fold_finish(core, &f, !err);
+	err = rs_fold_locked(core, now, expired);
 	up_write(&core->lock);
 	return err;
 }
@@ -1582,7 +1621,7 @@ bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 
 	down_write(&core->lock);
 	/* On failure the entries stay dynamic: the answer leaves them out. */
-	rs_fold_locked(core, 0);
+	rs_fold_locked(core, 0, NULL);
 	n = rs_first_end_ge(&core->root, &r->start);
 	hit = n && rs_key_le(&n->r.start, &r->start) &&
 	      rs_key_le(&r->end, &n->r.end);
@@ -1611,11 +1650,14 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 	/*
 	 * The hashes stay with the sets' names (the RANGESET rules that
 	 * made them point at the names): fold them first, so their entries
-	 * go with the contents. If that fails, the swap does not happen.
+	 * go with the contents. If that fails (-ENOMEM), the swap does not
+	 * happen. Entries the packet path adds meanwhile were checked
+	 * against the old contents' room: they fold into the new ones, or
+	 * are refused there if they no longer fit.
 	 */
-	err = rs_fold_locked(a, 0);
+	err = rs_fold_locked(a, 0, NULL);
 	if (!err)
-		err = rs_fold_locked(b, 0);
+		err = rs_fold_locked(b, 0, NULL);
 	if (err)
 		goto out;
 
@@ -1650,7 +1692,7 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 
 	down_write(&core->lock);
 	/* Listings show dynamic entries folded (on failure: left out). */
-	rs_fold_locked(core, 0);
+	rs_fold_locked(core, 0, NULL);
 	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	if (arr)
 		refcount_inc(&arr->ref);

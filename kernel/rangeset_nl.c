@@ -759,7 +759,8 @@ static int nfg_rs_cmd_swap(struct sk_buff *skb, struct genl_info *info)
 
 	err = nfg_rs_core_swap(&a->core, &b->core);
 	if (err) {
-		NL_SET_ERR_MSG(extack, "cannot swap sets of different families");
+		/* the families were checked above: the fold failed */
+		NL_SET_ERR_MSG(extack, "out of memory folding packet-path entries");
 	} else {
 		/* the expiries went with the contents */
 		nfg_rs_expire_arm(a);

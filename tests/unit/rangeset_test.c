@@ -1418,10 +1418,19 @@ static void test_dyn_basic(void)
 	/* covered by the array: nothing to add (unless --exist) */
 	CHECK_EQ(dadd4(&c, 150, 32, 0, false, 0), NFG_RS_DYN_NOOP);
 	CHECK_EQ(dyn_count(&c), 1);
-	/* delete of a dynamic entry outside the array: gone at once */
+	/*
+	 * delete of a dynamic entry: it becomes a marker (a fold may have
+	 * published it already), lookups miss at once
+	 */
 	CHECK_EQ(ddel4(&c, 5, 32), NFG_RS_DYN_DONE);
 	CHECK(!nfg_rs_core_match4(&c, 5, 0));
+	CHECK_EQ(dyn_count(&c), 1);
+	CHECK_EQ(ddel4(&c, 5, 32), NFG_RS_DYN_NOOP);
+	/* nothing of it in the array: the fold drops the marker */
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
 	CHECK_EQ(dyn_count(&c), 0);
+	CHECK(!nfg_rs_core_match4(&c, 5, 0));
+	/* a delete of what is neither in the hash nor the array: nothing */
 	CHECK_EQ(ddel4(&c, 5, 32), NFG_RS_DYN_NOOP);
 	/* delete inside the array: a marker, lookups miss at once */
 	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_DONE);
@@ -1567,6 +1576,63 @@ static void test_dyn_maxelem(void)
 	nfg_rs_core_flush(&c);
 	CHECK_EQ(dyn_count(&c), 0);
 	CHECK(!nfg_rs_core_match4(&c, 77, 0));
+	set_fini(&c);
+}
+
+/*
+ * Entries that would split ranges past maxelem when folded: the fold
+ * drops them (refusals) instead of failing for ever, so expiry and the
+ * control plane go on.
+ */
+static void test_dyn_fold_full(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_range r;
+	struct nfg_rs_core c;
+	u32 n;
+
+	/* two timed ranges, room for one more */
+	dyn_set(&c, false, 3);
+	r = r4(100, 199);
+	r.expires = 1000;
+	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(300, 399);
+	r.expires = 50;
+	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	/* permanent, inside a timed range: reserves 1, splits it in three */
+	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 150, 2000));
+	CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
+	CHECK_EQ(dyn_count(&c), 0);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 1);
+	EXPECT(&c, r4(100, 199), r4(300, 399));
+	/* the control plane is not blocked by it */
+	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(del1(&c, r4(100, 110)), 0);
+	EXPECT(&c, r4(111, 199), r4(300, 399));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 2);
+	set_fini(&c);
+
+	/* expiry is not either: what fits folds, the rest is refused */
+	dyn_set(&c, false, 4);
+	r = r4(100, 199);
+	r.expires = 1000;
+	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(300, 399);
+	r.expires = 50;
+	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 160, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_expire(&c, 60, &n), 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(dyn_count(&c), 0);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.count, 3);
+	CHECK_EQ(info.dyn_refused, 1);
+	/* 300-399 expired; 100-199 split in three by one of the two */
+	CHECK(!nfg_rs_core_match4(&c, 350, 60));
 	set_fini(&c);
 }
 
@@ -1774,6 +1840,7 @@ int main(void)
 	run("dyn_prefix", test_dyn_prefix);
 	run("dyn_expiry", test_dyn_expiry);
 	run("dyn_maxelem", test_dyn_maxelem);
+	run("dyn_fold_full", test_dyn_fold_full);
 	run("dyn_longest", test_dyn_longest);
 	run("dyn_fold_enomem", test_dyn_fold_enomem);
 	run("dyn_model", test_dyn_model);

@@ -9,7 +9,8 @@
 #  2. --del-set removes an address of the set's ranges at once (the packet
 #     that deletes passes the blocklist rule right after it);
 #  3. a flood from random sources (trafgen) stays within maxelem, and the
-#     refusals are counted;
+#     refusals are counted; in a nearly full set, an address whose fold
+#     would split a range past maxelem is refused, and expiry and DEL go on;
 #  4. dynamic entries leak nothing on netns teardown and rmmod
 #     (live_objects back to its value before / to 0).
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -129,6 +130,25 @@ for s in fl4:100 fl6:64; do
 	nfg_assert_le $((ranges + dyn)) "$max" "$n: ranges + dynamic entries within maxelem"
 	nfg_assert_le "$(rs list $n | sed -n '/^Members:/,$p' | sed 1d | wc -l)" "$max" "$n: members listed"
 done
+
+# ---- 3b. a nearly full set: what does not fit is refused by the fold ----
+# A permanent address inside a range of another timeout splits it in three
+# when folded: two ranges plus two is past maxelem 3. The fold drops it (a
+# refusal) instead of failing for ever, and expiry and DEL go on.
+rs create full ipv4 maxelem 3 &&
+	rs add full 127.0.0.0/28 timeout 600 &&
+	rs add full 127.0.1.0/28 timeout 2 || nfg_fail "full: set"
+nfg_ipt "$NFG_NS_R" legacy 4 -A OUTPUT -o lo -d 127.0.0.5 -j RANGESET --add-set full dst --exist ||
+	nfg_fail "full: rule"
+nfg_router ping -c 1 -W 1 127.0.0.5 >/dev/null 2>&1
+nfg_assert_ge "$(hdr full 'Packet adds')" 1 "full: packet add"
+nfg_wait_until 30 eval '[ "$(hdr full Dynamic)" = 0 ]' || nfg_fail "full: the fold never took the entry ($(hdr full Dynamic) left)"
+nfg_assert_ge "$(hdr full 'Packet refusals')" 1 "full: the entry that did not fit counted as refused"
+nfg_wait_until 30 eval '[ "$(hdr full Ranges)" = 1 ]' || nfg_fail "full: the 2 s range never expired ($(hdr full Ranges) ranges)"
+nfg_assert_ok "full: DEL works on a set whose fold refused" rs del full 127.0.0.0/30
+nfg_assert_fail "full: deleted part gone" rs test full 127.0.0.2
+nfg_ipt "$NFG_NS_R" legacy 4 -D OUTPUT -o lo -d 127.0.0.5 -j RANGESET --add-set full dst --exist &&
+	rs destroy full || nfg_fail "full: cleanup"
 
 # ---- 4. nothing leaks: netns teardown, then rmmod ------------------------
 before=$(cat $live)
