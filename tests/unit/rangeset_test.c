@@ -1584,21 +1584,26 @@ static void test_dyn_maxelem(void)
  * drops them (refusals) instead of failing for ever, so expiry and the
  * control plane go on.
  */
+static void two_timed(struct nfg_rs_core *c, u32 maxelem)
+{
+	struct nfg_rs_range r = r4(100, 199);
+
+	dyn_set(c, false, maxelem);
+	r.expires = 1000;
+	CHECK_EQ(nfg_rs_core_update(c, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(300, 399);
+	r.expires = 50;
+	CHECK_EQ(nfg_rs_core_update(c, &r, 1, NFG_RS_OP_ADD), 0);
+}
+
 static void test_dyn_fold_full(void)
 {
 	struct nfg_rs_core_info info;
-	struct nfg_rs_range r;
 	struct nfg_rs_core c;
 	u32 n;
 
 	/* two timed ranges, room for one more */
-	dyn_set(&c, false, 3);
-	r = r4(100, 199);
-	r.expires = 1000;
-	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
-	r = r4(300, 399);
-	r.expires = 50;
-	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	two_timed(&c, 3);
 	/* permanent, inside a timed range: reserves 1, splits it in three */
 	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
 	CHECK(nfg_rs_core_match4(&c, 150, 2000));
@@ -1616,13 +1621,7 @@ static void test_dyn_fold_full(void)
 	set_fini(&c);
 
 	/* expiry is not either: what fits folds, the rest is refused */
-	dyn_set(&c, false, 4);
-	r = r4(100, 199);
-	r.expires = 1000;
-	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
-	r = r4(300, 399);
-	r.expires = 50;
-	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	two_timed(&c, 4);
 	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
 	CHECK_EQ(dadd4(&c, 160, 32, 0, true, 10), NFG_RS_DYN_DONE);
 	CHECK_EQ(nfg_rs_core_expire(&c, 60, &n), 0);
