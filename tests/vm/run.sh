@@ -20,6 +20,8 @@
 # (default: the number of host CPUs): each QEMU holds one of the lock files
 # LOCK.0 .. LOCK.(SLOTS-1), so at most SLOTS guests (one host CPU each: TCG
 # thread=single) run at once on this machine. NFG_VM_QEMU_ARGS: extra QEMU arguments.
+# NFG_VM_APPEND: extra kernel parameters (e.g. "slub_debug=FZPU init_on_free=1" to
+# catch a use-after-free on the stock kernels, which have no KASAN).
 # NFG_VM_TRACE=1: xtrace of the guest runner (with uptimes) in OUTDIR/runner.trace.
 # NFG_VM_STALL=1 (harness self-test only): the guest stops before starting the
 # runner, as a guest that never finishes booting would.
@@ -209,6 +211,7 @@ fi
 
 cmdline="console=ttyS0,115200 panic=-1 oops=panic rdinit=/init log_buf_len=8M"
 cmdline+=" mitigations=off random.trust_cpu=on 8250.nr_uarts=1 i8042.noaux i8042.nokbd"
+cmdline+="${NFG_VM_APPEND:+ $NFG_VM_APPEND}"
 # shellcheck disable=SC2206
 extra=(${NFG_VM_QEMU_ARGS:-})
 # shellcheck disable=SC2054 # commas belong to QEMU option values
