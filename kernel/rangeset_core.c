@@ -107,15 +107,15 @@
  * lookup) as adds with their expiries (the later expiry wins, as for the
  * control plane) and markers as deletes, publish once, then unlink the
  * copied entries unless the packet path changed them meanwhile (folded
- * again next time: that only extends). An entry may need more room in
- * the tree than the one slot it reserved (an add splitting a range of
- * another expiry takes two more, a marker inside a range one more). If
- * the batch would overflow maxelem, it is applied again with only the
- * entries whose worst case still fits, the others dropped and counted as
- * refusals, and if even that overflows (a prefix over several ranges),
- * with none: a full set never wedges its fold, its expiry or the control
- * plane. On -ENOMEM nothing changes and the entries keep matching from
- * the hash. The set's fold
+ * again next time: that only extends). An add may need more room in the
+ * tree than the one slot it reserved (splitting a range of another expiry
+ * takes two); a marker never does (splitting a range takes one). If the
+ * batch would overflow maxelem, it is applied again with the markers and
+ * only the adds whose worst case still fits, the others dropped and
+ * counted as refusals, and if even that overflows (a prefix over several
+ * ranges), with none: a full set never wedges its fold, its expiry or the
+ * control plane. On -ENOMEM nothing changes and the entries keep matching
+ * from the hash. The set's fold
  * work (rangeset_nl.c) runs a tick after the first packet-path change, so
  * a flood costs one publication per tick at most; the expiry work folds
  * too (dropping expired entries, counted as expiries), into the same
@@ -1200,12 +1200,13 @@ struct rs_fold {
 	u32			n;
 	u32			expired;	/* entries dropped as expired */
 	u32			refused;	/* entries dropped: no room */
+	DECLARE_BITMAP(seen, NFG_RS_DYN_PLENS);	/* their prefix lengths */
 };
 
 /* How much of the batch a fold applies: see "Dynamic entries" above. */
 enum rs_fold_mode {
 	RS_FOLD_ALL,
-	RS_FOLD_FITTING,	/* only entries whose worst case fits */
+	RS_FOLD_FITTING,	/* markers, and adds whose worst case fits */
 	RS_FOLD_NONE,		/* every entry refused */
 };
 
@@ -1239,6 +1240,7 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 			c->plen = e->plen;
 			c->expires = READ_ONCE(e->expires);
 			c->del = READ_ONCE(e->del);
+			__set_bit(c->plen, f->seen);
 		}
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
@@ -1271,13 +1273,18 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 			 enum rs_fold_mode mode)
 {
 	struct nfg_rs_core *core = u->core;
-	u32 left = rs_fold_left(core, f), i, need;
+	u32 left = rs_fold_left(core, f), marks = 0, i;
 	struct nfg_rs_range r;
 	int plen, err;
 
 	f->expired = 0;
 	f->refused = 0;
+	/* room kept for the markers still to apply: one each */
+	for (i = 0; i < f->n; i++)
+		marks += f->ents[i].del;
 	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
+		if (!test_bit(plen, f->seen))
+			continue;
 		for (i = 0; i < f->n; i++) {
 			const struct rs_fold_ent *c = &f->ents[i];
 
@@ -1287,11 +1294,17 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 				f->expired++;
 				continue;
 			}
-			/* worst case: an add splits a range in three */
-			need = c->del ? 1 : 2;
+			/*
+			 * A marker needs at most the slot it reserved (it
+			 * splits a range in two); an add may split one in
+			 * three.
+			 */
+			if (c->del)
+				marks--;
 			if (mode == RS_FOLD_NONE ||
-			    (mode == RS_FOLD_FITTING &&
-			     (u64)core->count + need + left > core->maxelem)) {
+			    (mode == RS_FOLD_FITTING && !c->del &&
+			     (u64)core->count + 2 + marks + left >
+			     core->maxelem)) {
 				f->refused++;
 				continue;
 			}

@@ -1633,6 +1633,17 @@ static void test_dyn_fold_full(void)
 	/* 300-399 expired; 100-199 split in three by one of the two */
 	CHECK(!nfg_rs_core_match4(&c, 350, 60));
 	set_fini(&c);
+
+	/* a marker is never refused: its own slot covers its split */
+	two_timed(&c, 4);
+	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 350, 32), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
+	EXPECT(&c, r4(100, 199), r4(300, 349), r4(351, 399));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 1);
+	CHECK_EQ(info.dyn_dels, 1);
+	set_fini(&c);
 }
 
 /* Where prefixes overlap, the longest decides, before and after a fold. */
