@@ -297,13 +297,14 @@ part_gcbatch() {
 	nfg-kcl-race flood $n $ns 10.9.0.2 >"$out" 2>&1 &
 	pid=$!
 	nfg_wait_until 120 grep -q flooding "$out" || nfg_fail "gcbatch: nfg-kcl-race: $(cat "$out")"
-	# No more SYN retransmissions (they would make new conntracks). As
-	# nf_conncount, a connection whose SYN is still between OUTPUT and
-	# conntrack confirmation when another packet walks the key, two
-	# jiffies after it was counted, is forgotten (and counted in
-	# gc_evictions): on the Debian kernels never, on the debug kernel
-	# under emulation a few (2997 of 3000 seen). So the counts are checked
-	# by conservation, exactly: every insert is remembered or evicted.
+	# No more SYN retransmissions (they would make new conntracks). A
+	# connection whose SYN is still between OUTPUT and conntrack
+	# confirmation when another packet walks the key, pending_ms after it
+	# was counted, is forgotten (and counted in gc_evictions): on the
+	# Debian kernels never (with the 2 jiffies of an earlier version, on
+	# the debug kernel under emulation a few, 2997 of 3000 seen). So the
+	# counts are checked by conservation, exactly: every insert is
+	# remembered or evicted.
 	kill $pid
 	wait $pid 2>/dev/null
 	c0=$(huge 7) ev0=$(huge 11)
