@@ -146,10 +146,12 @@
  * connection and reopened the tuple at once (conntrack replaces the closed
  * entry), or a SYN was dropped and this is its retransmission; since a
  * pending entry finds its conntrack by the tuple, it stands for the new one
- * from then on. A resolved entry with the identity holds the older
- * conntrack, confirmed, never the packet's: the new connection is counted
- * and the old entry forgotten once its conntrack is seen dead (a client
- * that reopened its own tuples used to be counted once for all of them).
+ * from then on (the search goes from the newest entry back and stops at
+ * the key's last pending one: node->pending counts them). A resolved entry
+ * with the identity holds the older conntrack, confirmed, never the
+ * packet's: the new connection is counted and the old entry forgotten once
+ * its conntrack is seen dead (a client that reopened its own tuples used
+ * to be counted once for all of them).
  */
 #include "nfg_compat.h"
 
@@ -295,10 +297,26 @@ static void nfg_kcl_release_list(struct list_head *dead)
 	}
 }
 
+/*
+ * Slot lock held: has @c (on @n) ended? The environment may resolve it
+ * (see nfg_kcl_conn_dead()): then it is no longer one of @n's pending.
+ */
+static bool nfg_kcl_dead(struct nfg_kcl_node *n, struct nfg_kcl_conn *c,
+			 const void *env)
+{
+	bool pending = !c->ct, dead = nfg_kcl_conn_dead(c, env);
+
+	if (pending && c->ct)
+		n->pending--;
+	return dead;
+}
+
 /* Slot lock held: move @c from its node to @dead. */
 static void nfg_kcl_evict(struct nfg_kcl_table *t, struct nfg_kcl_node *n,
 			  struct nfg_kcl_conn *c, struct list_head *dead)
 {
+	if (!c->ct)
+		n->pending--;
 	list_del(&c->node);
 	list_add_tail(&c->node, dead);
 	if (n->newest == c)
@@ -343,7 +361,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 
 	if (head >= n->count) {
 		list_for_each_entry_safe(c, tmp, &n->conns, node) {
-			if (nfg_kcl_conn_dead(c, env)) {
+			if (nfg_kcl_dead(n, c, env)) {
 				nfg_kcl_evict(t, n, c, dead);
 				evicted++;
 			}
@@ -352,7 +370,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_conn_dead(c, env)) {
+		if (nfg_kcl_dead(n, c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			evicted++;
 		} else {
@@ -380,7 +398,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Newest first: abandoned unconfirmed entries sit at the tail. */
 	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
 		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-		if (!nfg_kcl_conn_dead(c, env))
+		if (!nfg_kcl_dead(n, c, env))
 			break;
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
@@ -412,12 +430,26 @@ static struct nfg_kcl_conn *nfg_kcl_find_pending(struct nfg_kcl_node *n,
 						 const struct nfg_kcl_ident *id)
 {
 	struct nfg_kcl_conn *c = n->newest;
+	unsigned int left = n->pending;
 
+	if (!left)
+		return NULL;
 	if (c && !c->ct && !memcmp(&c->id, id, sizeof(*id)))
 		return c;
-	list_for_each_entry(c, &n->conns, node)
-		if (!c->ct && !memcmp(&c->id, id, sizeof(*id)))
+	/*
+	 * Newest first, and no further than the last pending one: those
+	 * are recent, near the tail, and a key's entries are mostly resolved.
+	 */
+	for (c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
+	     &c->node != &n->conns;
+	     c = list_entry(c->node.prev, struct nfg_kcl_conn, node)) {
+		if (c->ct)
+			continue;
+		if (!memcmp(&c->id, id, sizeof(*id)))
 			return c;
+		if (!--left)
+			break;
+	}
 	return NULL;
 }
 
@@ -479,6 +511,7 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		/* Never walked: the key's next count checks its entry. */
 		n->walked = stamp - 1;
 		n->adds = 0;
+		n->pending = 0;
 		INIT_LIST_HEAD(&n->conns);
 		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
 								    lockdep_is_held(lock)));
@@ -495,6 +528,7 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	list_add_tail(&c->node, &n->conns);
 	n->newest = c;
 	n->adds++;
+	n->pending++;
 	WRITE_ONCE(n->count, n->count + 1);
 	*count = n->count;
 	c->refused = n->count > limit;
@@ -726,7 +760,7 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 				}
 				c = list_first_entry(&node->conns,
 						     struct nfg_kcl_conn, node);
-				if (nfg_kcl_conn_dead(c, env)) {
+				if (nfg_kcl_dead(node, c, env)) {
 					nfg_kcl_evict(t, node, c, &dead);
 					here++;
 				} else {

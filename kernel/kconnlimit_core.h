@@ -101,6 +101,7 @@ struct nfg_kcl_node {
 	/* Clock of the last walk; written under the slot lock, read by anyone. */
 	u32			walked;
 	u32			adds;		/* inserts since; under the slot lock */
+	u32			pending;	/* entries with no ct; ditto */
 	struct list_head	conns;		/* under the slot lock */
 	/* The entry inserted last, NULL once forgotten; under the slot lock. */
 	struct nfg_kcl_conn	*newest;

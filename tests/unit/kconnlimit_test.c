@@ -328,16 +328,20 @@ static void walk(const struct nfg_kcl_table *t, u32 *keys, u32 *conns)
 {
 	const struct nfg_kcl_node *n;
 	const struct nfg_kcl_conn *c;
-	u32 slot, len;
+	u32 slot, len, pending;
 
 	*keys = *conns = 0;
 	for (slot = 0; slot < nfg_kcl_slots(t); slot++) {
 		for (n = rcu_dereference_raw(t->slots[slot]); n;
 		     n = rcu_dereference_raw(n->next)) {
 			len = 0;
-			list_for_each_entry(c, &n->conns, node)
+			pending = 0;
+			list_for_each_entry(c, &n->conns, node) {
 				len++;
+				pending += !c->ct;
+			}
 			CHECK_EQ(len, n->count);
+			CHECK_EQ(pending, n->pending);
 			CHECK(n->count > 0);
 			CHECK_EQ(nfg_kcl_hash(t, &n->key), slot);
 			(*keys)++;
