@@ -305,7 +305,8 @@ crb=$(objsize nf_conncount_rb)
 nfb_metric mem-kconnlimit-conn "$kconn" B "kconnlimit: slab object per remembered connection (nfg_kcl_conn)"
 nfb_metric mem-connlimit-conn "$ctuple" B "nf_conncount: slab object per remembered connection (nf_conncount_tuple)"
 nfb_metric mem-connlimit-key "$crb" B "nf_conncount: slab object per key (nf_conncount_rb)"
-nfb_metric mem-kconnlimit-key 64 B "kconnlimit: kmalloc object per key (struct nfg_kcl_node)"
+# struct nfg_kcl_node is 88 bytes on 64-bit (tests/unit: sizeof), kmalloc-96
+nfb_metric mem-kconnlimit-key 96 B "kconnlimit: kmalloc object per key (struct nfg_kcl_node)"
 nfb_metric mem-ratio "$(awk -v a="$kconn" -v b="$ctuple" 'BEGIN { printf "%.2f", a / b }')" x \
 	"bytes per remembered connection, kconnlimit / nf_conncount"
 for ((i = 0; i < ${#KCL_METRICS[@]}; i += 3)); do
