@@ -18,7 +18,7 @@
  * slot i is protected by lock i & (locks - 1). A key is a masked address
  * and a conntrack zone id (zones have separate budgets, as in connlimit).
  * A chain links one node per key present; a node holds the key's count and
- * the list of its remembered connections (struct nfg_kcl_conn, 72 bytes on
+ * the list of its remembered connections (struct nfg_kcl_conn, 80 bytes on
  * 64-bit).
  *
  *	slots[]:  [0] -> node(10.0.1.0) -> node(10.7.3.0) -> NULL
@@ -36,8 +36,9 @@
  *
  * Writes: the packet that creates a connection (conntrack not yet
  * confirmed) inserts it under the slot lock: find or create the node,
- * check it is not the key's newest entry already, collect a bounded number
- * of dead entries (below), check the budget's cap, append, count. Only
+ * collect a bounded number of dead entries (below), check that no pending
+ * entry stands for it already (Duplicates, below), check the budget's cap,
+ * append, count. Only
  * that packet writes; all others read. Removal happens in the same lock:
  * the insert-time GC, the periodic worker (nfg_kcl_gc), or
  * nfg_kcl_remove(). A node whose count reaches zero is unlinked.
@@ -53,9 +54,17 @@
  * the sweep) the environment looks the identity up in the conntrack hash,
  * which holds confirmed entries only; found, the entry is "resolved" and
  * from then on holds a reference to that conntrack; not found, it still
- * counts while its packet may be on its way to confirmation (a grace: two
- * jiffies at insert, as nf_conncount; a quarter second in the sweep, for
- * packets a queue holds) and is then taken as dropped and forgotten.
+ * counts while its packet may be on its way to confirmation, and is then
+ * taken as dropped and forgotten. Without a reference, "on its way" (a
+ * queue reader may hold the packet for as long as it likes) and "dropped"
+ * look the same, so that is a grace, decided by the environment: two
+ * jiffies for a connection the rule refused (count over its limit: its
+ * packet is almost always dropped at once; as nf_conncount, which gives
+ * every one two jiffies), pending_ms (default one second) for one it let
+ * through, so a SYN held in NFQUEUE counts all the while (nf_conncount
+ * forgets it after two jiffies, for good). Lookups of a pending entry back
+ * off (the next no sooner than it had been pending at the last), so a
+ * flood's SYNs dropped after the rule cost a few each, not one per walk.
  *
  * Why a resolved entry holds a reference rather than a bare (ct pointer,
  * nf_ct_get_id()) pair validated under RCU: SLAB_TYPESAFE_BY_RCU only keeps
@@ -130,8 +139,19 @@
  *
  * Duplicates: the creating packet passes a given rule once; if the same
  * unconfirmed conntrack comes back to the rule (a chain jumped to twice),
- * the key's newest entry (node->newest, not the tail: walks rotate older
- * entries behind it) has its identity and it is not added again.
+ * a pending entry of its key has its identity (usually the newest,
+ * node->newest, not the tail: walks rotate older entries behind it) and it
+ * is not added again. A pending entry with the identity may also be an
+ * older conntrack of the same tuple, never resolved: a client reset its
+ * connection and reopened the tuple at once (conntrack replaces the closed
+ * entry), or a SYN was dropped and this is its retransmission; since a
+ * pending entry finds its conntrack by the tuple, it stands for the new one
+ * from then on (the search goes from the newest entry back and stops at
+ * the key's last pending one: node->pending counts them). A resolved entry
+ * with the identity holds the older conntrack, confirmed, never the
+ * packet's: the new connection is counted and the old entry forgotten once
+ * its conntrack is seen dead (a client that reopened its own tuples used
+ * to be counted once for all of them).
  */
 #include "nfg_compat.h"
 
@@ -277,10 +297,26 @@ static void nfg_kcl_release_list(struct list_head *dead)
 	}
 }
 
+/*
+ * Slot lock held: has @c (on @n) ended? The environment may resolve it
+ * (see nfg_kcl_conn_dead()): then it is no longer one of @n's pending.
+ */
+static bool nfg_kcl_dead(struct nfg_kcl_node *n, struct nfg_kcl_conn *c,
+			 const void *env)
+{
+	bool pending = !c->ct, dead = nfg_kcl_conn_dead(c, env);
+
+	if (pending && c->ct)
+		n->pending--;
+	return dead;
+}
+
 /* Slot lock held: move @c from its node to @dead. */
 static void nfg_kcl_evict(struct nfg_kcl_table *t, struct nfg_kcl_node *n,
 			  struct nfg_kcl_conn *c, struct list_head *dead)
 {
+	if (!c->ct)
+		n->pending--;
 	list_del(&c->node);
 	list_add_tail(&c->node, dead);
 	if (n->newest == c)
@@ -325,7 +361,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 
 	if (head >= n->count) {
 		list_for_each_entry_safe(c, tmp, &n->conns, node) {
-			if (nfg_kcl_conn_dead(c, env)) {
+			if (nfg_kcl_dead(n, c, env)) {
 				nfg_kcl_evict(t, n, c, dead);
 				evicted++;
 			}
@@ -334,7 +370,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_conn_dead(c, env)) {
+		if (nfg_kcl_dead(n, c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			evicted++;
 		} else {
@@ -362,7 +398,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Newest first: abandoned unconfirmed entries sit at the tail. */
 	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
 		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-		if (!nfg_kcl_conn_dead(c, env))
+		if (!nfg_kcl_dead(n, c, env))
 			break;
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
@@ -378,9 +414,48 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	return evicted + nfg_kcl_walk(t, n, NFG_KCL_GC_HEAD, dead, env, now);
 }
 
+/*
+ * Slot lock held: the pending entry of @n with identity @id, if any. The
+ * same unconfirmed connection comes back (a chain jumped to twice: then it
+ * is usually the newest entry; not the tail, walks rotate live entries
+ * behind it), or a new conntrack took the tuple of one that was never
+ * resolved (a client reset its connection and reopened the tuple at once,
+ * conntrack replaced the closed entry; or the first SYN was dropped and
+ * this is its retransmission): either way the entry, which would resolve
+ * to this conntrack by its tuple, stands for it. A resolved entry with
+ * @id is never this packet's: it holds another conntrack, confirmed, that
+ * had the tuple before, and is forgotten once that one is dead.
+ */
+static struct nfg_kcl_conn *nfg_kcl_find_pending(struct nfg_kcl_node *n,
+						 const struct nfg_kcl_ident *id)
+{
+	struct nfg_kcl_conn *c = n->newest;
+	unsigned int left = n->pending;
+
+	if (!left)
+		return NULL;
+	if (c && !c->ct && !memcmp(&c->id, id, sizeof(*id)))
+		return c;
+	/*
+	 * Newest first, and no further than the last pending one: those
+	 * are recent, near the tail, and a key's entries are mostly resolved.
+	 */
+	for (c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
+	     &c->node != &n->conns;
+	     c = list_entry(c->node.prev, struct nfg_kcl_conn, node)) {
+		if (c->ct)
+			continue;
+		if (!memcmp(&c->id, id, sizeof(*id)))
+			return c;
+		if (!--left)
+			break;
+	}
+	return NULL;
+}
+
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		const struct nfg_kcl_ident *id, u32 stamp, const void *env,
-		unsigned int *count)
+		const struct nfg_kcl_ident *id, u32 stamp, u32 limit,
+		const void *env, unsigned int *count)
 {
 	u32 slot = nfg_kcl_hash(t, key);
 	spinlock_t *lock = nfg_kcl_lock(t, slot);
@@ -399,13 +474,18 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 			break;
 
 	if (n) {
-		/* Not the tail: walks rotate live entries behind the newest. */
-		if (n->newest && !memcmp(&n->newest->id, id, sizeof(*id))) {
+		/* First: entries with this identity may have ended. */
+		evicted = nfg_kcl_gc_insert(t, n, &dead, env, stamp);
+		c = nfg_kcl_find_pending(n, id);
+		if (c) {
+			/* From now on it stands for this packet's conntrack. */
+			c->stamp = stamp;
+			c->checked = stamp;
+			c->refused = n->count > limit;
 			*count = n->count;
 			ret = 1;
 			goto out_unlock;
 		}
-		evicted = nfg_kcl_gc_insert(t, n, &dead, env, stamp);
 	}
 
 	/* Unsigned: a cap above LONG_MAX is no cap, not a negative one. */
@@ -431,6 +511,7 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		/* Never walked: the key's next count checks its entry. */
 		n->walked = stamp - 1;
 		n->adds = 0;
+		n->pending = 0;
 		INIT_LIST_HEAD(&n->conns);
 		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
 								    lockdep_is_held(lock)));
@@ -442,12 +523,15 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	}
 	c->ct = NULL;
 	c->stamp = stamp;
+	c->checked = stamp;
 	c->id = *id;
 	list_add_tail(&c->node, &n->conns);
 	n->newest = c;
 	n->adds++;
+	n->pending++;
 	WRITE_ONCE(n->count, n->count + 1);
 	*count = n->count;
+	c->refused = n->count > limit;
 	atomic_inc(&t->conns);
 	atomic_inc(&nfg_kcl_live_objects);
 	this_cpu_inc(t->stats->inserts);
@@ -676,7 +760,7 @@ unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 				}
 				c = list_first_entry(&node->conns,
 						     struct nfg_kcl_conn, node);
-				if (nfg_kcl_conn_dead(c, env)) {
+				if (nfg_kcl_dead(node, c, env)) {
 					nfg_kcl_evict(t, node, c, &dead);
 					here++;
 				} else {

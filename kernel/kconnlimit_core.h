@@ -75,7 +75,18 @@ struct nfg_kcl_conn {
 	struct list_head	node;	/* nfg_kcl_node.conns, under the slot lock */
 	void			*ct;	/* NULL, or a counted reference */
 	u32			stamp;	/* environment's clock when remembered */
+	/*
+	 * Pending: the environment's clock when it last looked for the
+	 * conntrack and did not find it (@stamp before), under the slot lock.
+	 */
+	u32			checked;
 	struct nfg_kcl_ident	id;	/* immutable */
+	/*
+	 * The count with this connection was over the limit of the rule that
+	 * remembered it: that rule refused it (its packet is most likely
+	 * dropped at once). Immutable.
+	 */
+	bool			refused;
 };
 
 /*
@@ -90,6 +101,7 @@ struct nfg_kcl_node {
 	/* Clock of the last walk; written under the slot lock, read by anyone. */
 	u32			walked;
 	u32			adds;		/* inserts since; under the slot lock */
+	u32			pending;	/* entries with no ct; ditto */
 	struct list_head	conns;		/* under the slot lock */
 	/* The entry inserted last, NULL once forgotten; under the slot lock. */
 	struct nfg_kcl_conn	*newest;
@@ -205,14 +217,18 @@ bool nfg_kcl_table_put(struct nfg_kcl_table *t);
 
 /*
  * Remember the connection @id under @key (pending: nothing referenced) and
- * store the key's count (this connection included) in *@count. Returns 0
- * when remembered, 1 when @id was already the key's newest entry (not
- * added again), -ENOSPC at the budget's cap, -ENOMEM. @env is passed to
- * nfg_kcl_conn_dead(). Atomic context; takes the key's slot lock.
+ * store the key's count (this connection included) in *@count; the entry is
+ * marked refused when that count is above @limit. Returns 0 when
+ * remembered, 1 when @id was already the key's newest entry and still
+ * pending (the same unconfirmed connection again: not added again), -ENOSPC
+ * at the budget's cap, -ENOMEM. A newest entry with the same identity that
+ * is resolved is another connection (an older one, for the same tuple):
+ * the new one is remembered. @env is passed to nfg_kcl_conn_dead().
+ * Atomic context; takes the key's slot lock.
  */
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
-		const struct nfg_kcl_ident *id, u32 stamp, const void *env,
-		unsigned int *count);
+		const struct nfg_kcl_ident *id, u32 stamp, u32 limit,
+		const void *env, unsigned int *count);
 
 /* The key's count; no lock taken. Caller in an RCU read-side section or not. */
 unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,

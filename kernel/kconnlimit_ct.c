@@ -70,6 +70,31 @@ static bool nfg_kcl_resolve(struct nfg_kcl_conn *c,
 	return true;
 }
 
+/*
+ * Slot lock held: a pending entry is not (yet) found in the conntrack hash.
+ * Does it still count? Its conntrack is unconfirmed (its packet on its way,
+ * or held by a queue), or was dropped with its packet: without a reference
+ * (see the theory) the two look the same, so it counts for a grace, short
+ * for a connection its rule refused, @env->grace for one it let through.
+ * Lookups back off: the next one comes no sooner than the entry had been
+ * pending at the last, so an entry that is never confirmed (a flood's SYN
+ * dropped after the rule) costs a few lookups in its grace, not one per
+ * walk of its key.
+ */
+static bool nfg_kcl_pending_dead(struct nfg_kcl_conn *c,
+				 const struct nfg_kcl_env *env)
+{
+	u32 grace = c->refused ? NFG_KCL_GRACE_REFUSED : env->grace;
+	u32 now = (u32)jiffies, age = now - c->stamp;
+
+	if (age < grace && now - c->checked < c->checked - c->stamp)
+		return false;
+	if (nfg_kcl_resolve(c, env))
+		return false;
+	c->checked = now;
+	return age >= grace;
+}
+
 bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 {
 	const struct nfg_kcl_env *env = arg;
@@ -78,9 +103,10 @@ bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 
 	if (env->drain)
 		return true;
-	if (!c->ct && !nfg_kcl_resolve(c, env))
-		/* Not confirmed yet, or never will be (its packet was dropped). */
-		return (u32)jiffies - c->stamp >= env->grace;
+	if (!c->ct && nfg_kcl_pending_dead(c, env))
+		return true;
+	if (!c->ct)
+		return false;
 	ct = c->ct;
 	if (nf_ct_is_dying(ct) || nf_ct_is_expired(ct))
 		return true;

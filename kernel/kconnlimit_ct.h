@@ -20,25 +20,25 @@ struct nf_conn;
  * How nfg_kcl_conn_dead() sees the world (the core's @env): @net for
  * lookups (NULL once the netns exits), @alive (the packet path's: the
  * instance's net_alive, read under the slot lock, so that no reference is
- * taken after pre_exit drained the slot), how long an entry that is not in
- * the conntrack hash may still be on its way to confirmation, and @drain
- * (pre_exit: every entry goes).
+ * taken after pre_exit drained the slot), how long an entry that the rule
+ * let through and that is not in the conntrack hash may still be on its way
+ * to confirmation (@grace: the pending_ms parameter), and @drain (pre_exit:
+ * every entry goes).
  */
 struct nfg_kcl_env {
 	struct net	*net;
 	const bool	*alive;
-	u32		grace;	/* jiffies */
+	u32		grace;	/* jiffies, at least NFG_KCL_GRACE_REFUSED */
 	bool		drain;
 };
 
 /*
- * A packet path insert treats an unconfirmed connection not seen in the
- * hash after two jiffies as abandoned (its packet was dropped), as
- * nf_conncount does; the sweep gives it a quarter second (a queue reader's
- * verdict).
+ * A connection the rule refused (over its limit) and that is not in the
+ * conntrack hash two jiffies later was dropped with its packet, as
+ * nf_conncount assumes of every one; one it let through is given @grace:
+ * its packet may wait in a queue (NFQUEUE) for a reader's verdict.
  */
-#define NFG_KCL_GRACE_INSERT	2
-#define NFG_KCL_GRACE_SWEEP	(HZ / 4)
+#define NFG_KCL_GRACE_REFUSED	2
 
 /* Who @ct is, as the core remembers it (original tuple and zone). */
 void nfg_kcl_ident_set(struct nfg_kcl_ident *id, const struct nf_conn *ct);

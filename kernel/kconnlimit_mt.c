@@ -97,7 +97,8 @@ MODULE_PARM_DESC(locks, "keyed locks per rule (power of two, default 256; new ru
 module_param_named(max_conns, nfg_kcl_max_conns, ulong, 0644);
 MODULE_PARM_DESC(max_conns, "remembered connections per netns, all its rules; beyond it new connections are dropped (default 1048576)");
 
-static int nfg_kcl_interval_set(const char *val, const struct kernel_param *kp)
+/* A milliseconds parameter in [@min, 60000]. */
+static int nfg_kcl_set_ms(const char *val, unsigned int *dst, unsigned int min)
 {
 	unsigned int v;
 	int err;
@@ -105,10 +106,15 @@ static int nfg_kcl_interval_set(const char *val, const struct kernel_param *kp)
 	err = kstrtouint(val, 0, &v);
 	if (err)
 		return err;
-	if (v < 10 || v > 60000)
+	if (v < min || v > 60000)
 		return -ERANGE;
-	WRITE_ONCE(nfg_kcl_gc_interval_ms, v);
+	WRITE_ONCE(*dst, v);
 	return 0;
+}
+
+static int nfg_kcl_interval_set(const char *val, const struct kernel_param *kp)
+{
+	return nfg_kcl_set_ms(val, kp->arg, 10);
 }
 
 static const struct kernel_param_ops nfg_kcl_interval_ops = {
@@ -117,6 +123,30 @@ static const struct kernel_param_ops nfg_kcl_interval_ops = {
 };
 module_param_cb(gc_interval_ms, &nfg_kcl_interval_ops, &nfg_kcl_gc_interval_ms, 0644);
 MODULE_PARM_DESC(gc_interval_ms, "period of the sweep that forgets ended connections (10-60000, default 500)");
+
+/*
+ * How long a new connection that a rule let through counts while its
+ * conntrack is not confirmed (a queue reader may hold its packet), at most.
+ */
+static unsigned int nfg_kcl_pending_ms = 1000;
+
+static int nfg_kcl_pending_set(const char *val, const struct kernel_param *kp)
+{
+	return nfg_kcl_set_ms(val, kp->arg, 0);
+}
+
+static const struct kernel_param_ops nfg_kcl_pending_ops = {
+	.set	= nfg_kcl_pending_set,
+	.get	= param_get_uint,
+};
+module_param_cb(pending_ms, &nfg_kcl_pending_ops, &nfg_kcl_pending_ms, 0644);
+MODULE_PARM_DESC(pending_ms, "how long a new connection let through counts before its conntrack is confirmed, at most (0-60000, default 1000)");
+
+static u32 nfg_kcl_pending_jiffies(void)
+{
+	return max_t(u32, msecs_to_jiffies(READ_ONCE(nfg_kcl_pending_ms)),
+		     NFG_KCL_GRACE_REFUSED);
+}
 
 /* Read-only: tables, key nodes and remembered connections alive. */
 static int nfg_kcl_live_get(char *buf, const struct kernel_param *kp)
@@ -193,7 +223,7 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 
 	env.net = xt_net(par);
 	env.alive = &inst->net_alive;
-	env.grace = NFG_KCL_GRACE_INSERT;
+	env.grace = nfg_kcl_pending_jiffies();
 	env.drain = false;
 	ct = nf_ct_get(skb, &ctinfo);
 	if (ct && nf_ct_is_template(ct))
@@ -208,8 +238,8 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 		 * conntrack that someone else holds).
 		 */
 		nfg_kcl_ident_set(&id, ct);
-		ret = nfg_kcl_add(&inst->table, &key, &id, (u32)jiffies, &env,
-				  &count);
+		ret = nfg_kcl_add(&inst->table, &key, &id, (u32)jiffies,
+				  info->limit, &env, &count);
 		if (ret < 0) {
 			/* At the cap or out of memory (counted). */
 			par->hotdrop = true;
@@ -466,7 +496,7 @@ static void nfg_kcl_gc_work_fn(struct work_struct *work)
 	u32 slot, slots;
 
 	env.alive = NULL;	/* net_alive is stable under the mutex */
-	env.grace = NFG_KCL_GRACE_SWEEP;
+	env.grace = nfg_kcl_pending_jiffies();
 	env.drain = false;
 	mutex_lock(&nfg_kcl_mutex);
 	list_for_each_entry(inst, &nfg_kcl_instances, list) {

@@ -6,7 +6,8 @@ $(B)/bin/nfg-kcl-blob: tests/kconnlimit/kcl_blob.c include/uapi/linux/netfilter/
 	@mkdir -p $(@D)
 	$(CC) $(UCFLAGS) -o $@ $< $(LIBNFTNL_LIBS) $(LIBMNL_LIBS)
 
-# NFQUEUE reader that accepts everything (tests/vm/cases/kconnlimit_hardening.sh).
+# NFQUEUE reader that accepts everything, at once or after a hold
+# (tests/vm/cases/kconnlimit_hardening.sh, kconnlimit_queued.sh).
 TEST_BINS += $(B)/bin/nfg-kcl-nfqueue
 
 $(B)/bin/nfg-kcl-nfqueue: tests/kconnlimit/kcl_nfqueue.c
@@ -14,7 +15,8 @@ $(B)/bin/nfg-kcl-nfqueue: tests/kconnlimit/kcl_nfqueue.c
 	$(CC) $(UCFLAGS) -o $@ $< $(LIBMNL_LIBS)
 
 # Seeded random opens and closes for comparing verdicts with connlimit
-# (tests/vm/cases/kconnlimit_hardening.sh, part "exact").
+# (tests/vm/cases/kconnlimit_hardening.sh, part "exact"); a client reusing
+# its 4-tuples (kconnlimit_reopen.sh); a SYN held in a queue (kconnlimit_queued.sh).
 TEST_BINS += $(B)/bin/nfg-kcl-race
 
 $(B)/bin/nfg-kcl-race: tests/kconnlimit/kcl_race.c

@@ -4,19 +4,24 @@
  * accepts every packet queued to one queue, for the kconnlimit VM cases
  * (a kconnlimit rule followed by -j NFQUEUE must let connections complete).
  *
- *   nfg-kcl-nfqueue QUEUE READYFILE
+ *   nfg-kcl-nfqueue QUEUE READYFILE [HOLD_MS]
  *
  * Binds QUEUE (metadata only: no payload copied), creates READYFILE once
  * bound, then answers NF_ACCEPT to every packet until killed. Each verdict
  * also rewrites READYFILE with the number of packets accepted so far, so a
- * test can see that its packets went through the queue. Exit 1 on errors.
+ * test can see that its packets went through the queue. With HOLD_MS, each
+ * packet is accepted HOLD_MS milliseconds after it arrived (a slow reader:
+ * the packet's conntrack stays unconfirmed meanwhile), and READYFILE.seen
+ * holds the number of packets received so far. Exit 1 on errors.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
@@ -28,8 +33,26 @@
 
 static struct mnl_socket *nl;
 static unsigned int queue;
-static unsigned long accepted;
+static unsigned long accepted, seen;
 static const char *readyfile;
+static char seenfile[4096];
+static long hold_ms;
+
+/* Packets held (HOLD_MS): id (network order) and when to accept them. */
+#define HELD_MAX	1024
+static struct held {
+	__u32	id;
+	long	due;
+} held[HELD_MAX];
+static unsigned int nheld;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static struct nlmsghdr *nfq_hdr(char *buf, int type)
 {
@@ -45,16 +68,63 @@ static struct nlmsghdr *nfq_hdr(char *buf, int type)
 	return nlh;
 }
 
-static void write_ready(void)
+static void write_count(const char *path, unsigned long n)
 {
-	FILE *f = fopen(readyfile, "w");
+	FILE *f = fopen(path, "w");
 
 	if (!f) {
-		perror(readyfile);
+		perror(path);
 		exit(1);
 	}
-	fprintf(f, "%lu\n", accepted);
+	fprintf(f, "%lu\n", n);
 	fclose(f);
+}
+
+static void write_ready(void)
+{
+	write_count(readyfile, accepted);
+}
+
+/* NF_ACCEPT for packet @id (network order). */
+static int accept_packet(__u32 id)
+{
+	struct nfqnl_msg_verdict_hdr vh;
+	struct nlmsghdr *out;
+	char buf[8192];
+
+	out = nfq_hdr(buf, NFQNL_MSG_VERDICT);
+	vh.verdict = htonl(NF_ACCEPT);
+	vh.id = id;
+	mnl_attr_put(out, NFQA_VERDICT_HDR, sizeof(vh), &vh);
+	if (mnl_socket_sendto(nl, out, out->nlmsg_len) < 0) {
+		perror("verdict");
+		return -1;
+	}
+	accepted++;
+	write_ready();
+	return 0;
+}
+
+/* Accept the held packets that are due; returns ms until the next, or -1. */
+static int release_due(void)
+{
+	long t = now_ms();
+	unsigned int i = 0;
+
+	while (i < nheld) {
+		if (held[i].due > t) {
+			i++;
+			continue;
+		}
+		if (accept_packet(held[i].id))
+			exit(1);
+		held[i] = held[--nheld];
+	}
+	t = -1;
+	for (i = 0; i < nheld; i++)
+		if (t < 0 || held[i].due - now_ms() < t)
+			t = held[i].due - now_ms();
+	return t < 0 ? -1 : (int)(t > 0 ? t : 0);
 }
 
 static int attr_cb(const struct nlattr *attr, void *data)
@@ -71,9 +141,6 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct nlattr *tb[NFQA_MAX + 1] = { NULL };
 	struct nfqnl_msg_packet_hdr *ph;
-	struct nfqnl_msg_verdict_hdr vh;
-	char buf[8192];
-	struct nlmsghdr *out;
 
 	(void)data;
 	if (mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0)
@@ -82,17 +149,18 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 	    mnl_attr_get_payload_len(tb[NFQA_PACKET_HDR]) < sizeof(*ph))
 		return MNL_CB_OK;
 	ph = mnl_attr_get_payload(tb[NFQA_PACKET_HDR]);
-	out = nfq_hdr(buf, NFQNL_MSG_VERDICT);
-	vh.verdict = htonl(NF_ACCEPT);
-	vh.id = ph->packet_id;	/* already in network order */
-	mnl_attr_put(out, NFQA_VERDICT_HDR, sizeof(vh), &vh);
-	if (mnl_socket_sendto(nl, out, out->nlmsg_len) < 0) {
-		perror("verdict");
-		return MNL_CB_ERROR;
+	if (hold_ms) {
+		if (nheld == HELD_MAX) {
+			fprintf(stderr, "more than %d packets held\n", HELD_MAX);
+			return MNL_CB_ERROR;
+		}
+		held[nheld].id = ph->packet_id;	/* network order */
+		held[nheld++].due = now_ms() + hold_ms;
+		write_count(seenfile, ++seen);
+		return MNL_CB_OK;
 	}
-	accepted++;
-	write_ready();
-	return MNL_CB_OK;
+	/* packet_id is already in network order */
+	return accept_packet(ph->packet_id) ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
 /* One CONFIG request, acknowledged. */
@@ -125,12 +193,17 @@ int main(int argc, char **argv)
 	struct nlmsghdr *nlh;
 	int one = 1, ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s QUEUE READYFILE\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s QUEUE READYFILE [HOLD_MS]\n", argv[0]);
 		return 1;
 	}
 	queue = strtoul(argv[1], NULL, 0);
 	readyfile = argv[2];
+	if (argc == 4) {
+		hold_ms = strtol(argv[3], NULL, 0);
+		snprintf(seenfile, sizeof(seenfile), "%s.seen", readyfile);
+		write_count(seenfile, 0);
+	}
 	nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		perror("netlink");
@@ -153,6 +226,13 @@ int main(int argc, char **argv)
 
 	write_ready();
 	for (;;) {
+		if (hold_ms) {
+			struct pollfd p = { .fd = mnl_socket_get_fd(nl), .events = POLLIN };
+
+			/* accept what is due, sleep until a packet or the next is due */
+			if (!poll(&p, 1, release_due()))
+				continue;
+		}
 		ret = mnl_socket_recvfrom(nl, rxbuf, sizeof(rxbuf));
 		if (ret < 0) {
 			if (errno == ENOBUFS || errno == EINTR)

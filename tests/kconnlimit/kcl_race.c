@@ -27,6 +27,31 @@
  * Starts N connections from NETNS to ADDR (IPv4, SYNs that nobody
  * answers), every other one to port 9 and the others to port 10, says
  * "flooding N" and holds them until killed.
+ *
+ *   nfg-kcl-race reopen ROUNDS LIMIT CLIENT_NETNS SERVER_NETNS PORT DST
+ *
+ * A client that tries to hold more connections than its limit by reusing
+ * 4-tuples (tests/vm/cases/kconnlimit_reopen.sh): opens LIMIT connections
+ * to DST:PORT (IPv4 or IPv6, from the client's default source), then
+ * ROUNDS times resets its newest connection (SO_LINGER 0), waits until the
+ * server saw the reset, reopens the same source port at once and tries one
+ * more connection on a new port. Each attempt is a verdict: 1 connected,
+ * 0 refused (a reset: the rule's REJECT). Prints "verdicts V maxlive M",
+ * M the most connections held at once. After a refused attempt it waits
+ * three clock ticks: a rule that refused a SYN forgets it two jiffies
+ * later (connlimit and kconnlimit alike); the verdicts compared are those
+ * of the limit, not of that grace. Before each reset it waits until the
+ * clock has ticked @settle times (the last argument, default 0): long
+ * enough for a short sweep period to have checked the key.
+ *
+ *   nfg-kcl-race queued CLIENT_NETNS SERVER_NETNS PORT DST SEENFILE
+ *
+ * Connections from the client's default source to DST:PORT: the second
+ * is started once an NFQUEUE reader that holds packets (nfg-kcl-nfqueue
+ * with HOLD_MS) has the first one's SYN (the number in SEENFILE, which it
+ * writes, went up) and three clock ticks later; once both are decided, a
+ * third, while the first is still open. Prints "verdicts XYZ" (1
+ * connected, 0 refused).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -105,17 +130,26 @@ static void tick(void)
 	} while (a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec);
 }
 
+/* A TCP socket of the family, SO_REUSEADDR set. */
+static int tcp_socket(int v6, int flags)
+{
+	int fd, one = 1;
+
+	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	return fd;
+}
+
 static void do_open(int port)
 {
 	int v6 = rand() & 1, src = rand() % NSRC, dst = rand() % NDST;
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd, one = 1;
+	int fd;
 
-	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket");
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	fd = tcp_socket(v6, 0);
 	len = addr(v6, 1, src, 0, &ss);
 	if (bind(fd, (struct sockaddr *)&ss, len))
 		die("bind");
@@ -181,6 +215,259 @@ static int flood(int argc, char **argv)
 		pause();
 }
 
+/* A listener on PORT in the current netns, of DST's family. */
+static int listener(int v6, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd;
+
+	fd = tcp_socket(v6, 0);
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = v6 ? AF_INET6 : AF_INET;
+	((struct sockaddr_in *)&ss)->sin_port = htons(port);
+	len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16))
+		die("listen");
+	return fd;
+}
+
+/* DST (an IPv4 or IPv6 address) and PORT; returns 1 for IPv6. */
+static int dst_addr(const char *a, int port, struct sockaddr_storage *ss,
+		    socklen_t *len)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, a, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		*len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, a, &s6->sin6_addr) != 1) {
+		fprintf(stderr, "nfg-kcl-race: bad address %s\n", a);
+		exit(2);
+	}
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	*len = sizeof(*s6);
+	return 1;
+}
+
+/* A client socket bound to source port @sport (0: any), not connected. */
+static int client_sock(int v6, int sport, int nonblock)
+{
+	struct sockaddr_storage ss;
+	struct timeval tv = { 20, 0 };
+	int fd;
+
+	fd = tcp_socket(v6, nonblock ? SOCK_NONBLOCK : 0);
+	/* connect() gives up after 20 s (a dropped SYN is a failure) */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (sport) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_family = v6 ? AF_INET6 : AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(sport);
+		if (bind(fd, (struct sockaddr *)&ss,
+			 v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)))
+			die("bind the port again");
+	}
+	return fd;
+}
+
+static int local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		die("getsockname");
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Reset the client side of @k and wait until the server has seen it. */
+static void reset_conn(struct conn *k)
+{
+	struct linger lg = { 1, 0 };
+	struct pollfd p;
+
+	setsockopt(k->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(k->cfd);
+	p.fd = k->sfd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 30000) != 1)
+		die("wait for the reset");
+	close(k->sfd);
+}
+
+static void ticks(int n)
+{
+	while (n-- > 0)
+		tick();
+}
+
+/*
+ * One attempt from source port @sport (0: a new one) to @dst: 1 connected
+ * (kept in conns[], its port in *@port), 0 refused.
+ */
+static int attempt(int v6, int lfd, const struct sockaddr_storage *dst,
+		   socklen_t dlen, int sport, int *port)
+{
+	int fd = client_sock(v6, sport, 0);
+
+	if (connect(fd, (const struct sockaddr *)dst, dlen)) {
+		if (errno != ECONNREFUSED)
+			die("connect (neither connected nor refused)");
+		close(fd);
+		ticks(3);
+		return 0;
+	}
+	*port = local_port(fd);
+	conns[nconns].cfd = fd;
+	conns[nconns].sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (conns[nconns].sfd < 0)
+		die("accept");
+	nconns++;
+	return 1;
+}
+
+static int reopen(int argc, char **argv)
+{
+	int rounds, limit, port, v6, lfd, i, r, maxlive = 0, sport, ports[MAXC];
+	int settle = argc == 9 ? atoi(argv[8]) : 0;
+	struct sockaddr_storage dst;
+	char verdicts[3 * MAXC + 1];
+	unsigned int nv = 0;
+	socklen_t dlen;
+
+	if (argc != 8 && argc != 9)
+		return 2;
+	rounds = atoi(argv[2]);
+	limit = atoi(argv[3]);
+	port = atoi(argv[6]);
+	if (limit < 1 || limit + rounds >= MAXC || rounds < 1)
+		return 2;
+	v6 = dst_addr(argv[7], port, &dst, &dlen);
+	enter(argv[5]);
+	lfd = listener(v6, port);
+	enter(argv[4]);
+
+#define VERDICT(x) do { r = (x); verdicts[nv++] = '0' + r; \
+	if (nconns > maxlive) maxlive = nconns; } while (0)
+	for (i = 0; i < limit; i++) {
+		VERDICT(attempt(v6, lfd, &dst, dlen, 0, &ports[nconns]));
+		if (!r)
+			break;
+	}
+	for (i = 0; i < rounds && nconns; i++) {
+		ticks(settle);
+		/* the newest connection: reset, then its port at once again */
+		sport = ports[nconns - 1];
+		reset_conn(&conns[--nconns]);
+		VERDICT(attempt(v6, lfd, &dst, dlen, sport, &ports[nconns]));
+		VERDICT(attempt(v6, lfd, &dst, dlen, 0, &ports[nconns]));
+	}
+#undef VERDICT
+	verdicts[nv] = 0;
+	while (nconns)
+		reset_conn(&conns[--nconns]);
+	printf("verdicts %s maxlive %d\n", verdicts, maxlive);
+	return 0;
+}
+
+/* The number in @path (0 if none). */
+static int read_count(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Wait until @path holds a number above @base (20 s at most). */
+static void wait_seen(const char *path, int base)
+{
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (read_count(path) > base)
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "nfg-kcl-race: the queue reader never saw the SYN\n");
+	exit(1);
+}
+
+/* Outcome of a non-blocking connect: 1 connected, 0 refused. */
+static int connected(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (poll(&p, 1, 20000) != 1)
+		die("connect timed out");
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		die("SO_ERROR");
+	if (err == ECONNREFUSED)
+		return 0;
+	if (err) {
+		errno = err;
+		die("connect");
+	}
+	return 1;
+}
+
+static int queued(int argc, char **argv)
+{
+	int v6, lfd, fd[2], r[3], i, base, port;
+	struct sockaddr_storage dst;
+	socklen_t dlen;
+
+	if (argc != 7)
+		return 2;
+	v6 = dst_addr(argv[5], atoi(argv[4]), &dst, &dlen);
+	enter(argv[3]);
+	lfd = listener(v6, atoi(argv[4]));
+	enter(argv[2]);
+	base = read_count(argv[6]);
+	for (i = 0; i < 2; i++) {
+		if (i) {
+			/* the first SYN is in the reader's hands, and stays */
+			wait_seen(argv[6], base);
+			ticks(3);
+		}
+		fd[i] = client_sock(v6, 0, 1);
+		if (connect(fd[i], (struct sockaddr *)&dst, dlen) && errno != EINPROGRESS)
+			die("connect");
+	}
+	for (i = 0; i < 2; i++) {
+		r[i] = connected(fd[i]);
+		if (r[i]) {
+			conns[nconns].cfd = fd[i];
+			conns[nconns].sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (conns[nconns].sfd < 0)
+				die("accept");
+			nconns++;
+		} else {
+			close(fd[i]);
+		}
+	}
+	/* the first one, if it connected, still counts */
+	r[2] = attempt(v6, lfd, &dst, dlen, 0, &port);
+	while (nconns)
+		reset_conn(&conns[--nconns]);
+	printf("verdicts %d%d%d\n", r[0], r[1], r[2]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int seed, events, e, opens = 0, rsts = 0, fins = 0, peak = 0;
@@ -190,6 +477,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "flood"))
 		return flood(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "reopen"))
+		return reopen(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "queued"))
+		return queued(argc, argv);
 	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "hold"))) {
 		fprintf(stderr, "usage: nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT [hold]\n");
 		return 2;
@@ -201,10 +492,7 @@ int main(int argc, char **argv)
 
 	enter(argv[4]);
 	for (v6 = 0; v6 < 2; v6++) {
-		lfd[v6] = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (lfd[v6] < 0)
-			die("socket");
-		setsockopt(lfd[v6], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		lfd[v6] = tcp_socket(v6, 0);
 		if (v6)
 			setsockopt(lfd[v6], IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		len = addr(v6, 0, 0, port, &ss);

@@ -75,23 +75,36 @@ struct fake_ct {
 	int		refs;		/* atomic */
 	int		dead;		/* atomic: killed, as nf_ct_is_dying() */
 	int		confirmed;	/* atomic: in the fake hash */
-	unsigned long	serial;		/* its identity */
+	unsigned long	serial;		/* unique */
+	/*
+	 * Its identity (the kernel's tuple + zone): the serial, or an older
+	 * conntrack's when it reopens that one's tuple (ct_reopen()).
+	 */
+	unsigned long	tuple;
 	struct fake_ct	*next;		/* fake hash, under hash_lock */
 };
 
 static long fake_live;	/* atomic */
+static unsigned long fake_lookups;	/* atomic: ct_find_get() calls */
 static unsigned long fake_serial;	/* atomic */
 static u32 fake_now;	/* the environment's clock (stamps, grace) */
 /* The fake conntrack hash: every object not yet freed. */
 static pthread_mutex_t hash_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_ct *hash_head;	/* under hash_lock */
 
-/* What the tests pass as env: the grace of unconfirmed entries. */
+/*
+ * What the tests pass as env: the grace of unconfirmed entries, as the
+ * kernel's (kconnlimit_ct.c): @refused for those the rule refused, @grace
+ * for the others.
+ */
 struct fake_env {
 	u32	grace;
+	u32	refused;
 };
 
 static const struct fake_env env0 = { .grace = 0 };
+/* A queue may hold a new connection 10 ticks; a refused one goes after 2. */
+static const struct fake_env pend = { .grace = 10, .refused = 2 };
 
 static struct fake_ct *ct_new_state(int confirmed)
 {
@@ -102,6 +115,7 @@ static struct fake_ct *ct_new_state(int confirmed)
 	ct->refs = 1;	/* the conntrack table's reference */
 	ct->confirmed = confirmed;
 	ct->serial = __atomic_add_fetch(&fake_serial, 1, __ATOMIC_RELAXED);
+	ct->tuple = ct->serial;
 	pthread_mutex_lock(&hash_lock);
 	ct->next = hash_head;
 	hash_head = ct;
@@ -137,12 +151,26 @@ static void ct_kill(struct fake_ct *ct)
 	ct_put(ct);
 }
 
+/*
+ * A client resets @old and at once reopens its tuple: conntrack kills @old
+ * (its reference on it dropped, as ct_kill()) and makes a new, unconfirmed
+ * conntrack for the same tuple.
+ */
+static struct fake_ct *ct_reopen(struct fake_ct *old)
+{
+	struct fake_ct *ct = ct_new_state(0);
+
+	ct->tuple = old->tuple;
+	ct_kill(old);
+	return ct;
+}
+
 static struct nfg_kcl_ident ct_id(const struct fake_ct *ct)
 {
 	struct nfg_kcl_ident id;
 
 	memset(&id, 0, sizeof(id));
-	memcpy(id.w, &ct->serial, sizeof(ct->serial));
+	memcpy(id.w, &ct->tuple, sizeof(ct->tuple));
 	return id;
 }
 
@@ -152,13 +180,14 @@ static struct fake_ct *ct_find_get(const struct nfg_kcl_ident *id)
 	struct fake_ct *ct, *found = NULL;
 	int r;
 
+	__atomic_fetch_add(&fake_lookups, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&hash_lock);
 	for (ct = hash_head; ct; ct = ct->next) {
-		if (memcmp(&ct->serial, id->w, sizeof(ct->serial)))
-			continue;
-		if (!__atomic_load_n(&ct->confirmed, __ATOMIC_ACQUIRE) ||
+		/* the one confirmed, live conntrack of the tuple, if any */
+		if (memcmp(&ct->tuple, id->w, sizeof(ct->tuple)) ||
+		    !__atomic_load_n(&ct->confirmed, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE))
-			break;
+			continue;
 		/* refcount_inc_not_zero(): a put to zero may be waiting for us */
 		r = __atomic_load_n(&ct->refs, __ATOMIC_RELAXED);
 		while (r && !__atomic_compare_exchange_n(&ct->refs, &r, r + 1, false,
@@ -188,9 +217,17 @@ bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 		hold_max = hold_run;
 
 	if (!c->ct) {
+		u32 grace = c->refused ? env->refused : env->grace;
+		u32 age = fake_now - c->stamp;
+
+		/* the kernel's back-off between lookups of a pending entry */
+		if (age < grace && fake_now - c->checked < c->checked - c->stamp)
+			return false;
 		c->ct = ct_find_get(&c->id);
-		if (!c->ct)
-			return fake_now - c->stamp >= env->grace;
+		if (!c->ct) {
+			c->checked = fake_now;
+			return age >= grace;
+		}
 	}
 	ct = c->ct;
 	return __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE);
@@ -243,15 +280,19 @@ static struct nfg_kcl_key k6(u32 a, u32 d)
 	return (struct nfg_kcl_key){ { a, 0, 0, d }, 0 };
 }
 
-/* A new connection through the "match": returns add()'s result. */
-static int conn(struct nfg_kcl_table *t, struct nfg_kcl_key k,
-		struct fake_ct *ct, unsigned int *count)
+/*
+ * A new connection through the "match" of a rule with @limit, with @env:
+ * returns add()'s result.
+ */
+static int conn_lim(struct nfg_kcl_table *t, struct nfg_kcl_key k,
+		    struct fake_ct *ct, u32 limit, const struct fake_env *env,
+		    unsigned int *count)
 {
 	struct nfg_kcl_ident id = ct_id(ct);
 	int refs = __atomic_load_n(&ct->refs, __ATOMIC_RELAXED);
 	int ret;
 
-	ret = nfg_kcl_add(t, &k, &id, fake_now, &env0, count);
+	ret = nfg_kcl_add(t, &k, &id, fake_now, limit, env, count);
 	/*
 	 * No reference taken on the new connection (NFQUEUE drops those);
 	 * with a concurrent sweep, that sweep may already have resolved it.
@@ -259,6 +300,19 @@ static int conn(struct nfg_kcl_table *t, struct nfg_kcl_key k,
 	if (!conc_sweep)
 		CHECK_EQ(__atomic_load_n(&ct->refs, __ATOMIC_RELAXED), refs);
 	return ret;
+}
+
+static int conn(struct nfg_kcl_table *t, struct nfg_kcl_key k,
+		struct fake_ct *ct, unsigned int *count)
+{
+	return conn_lim(t, k, ct, U32_MAX, &env0, count);
+}
+
+/* An unconfirmed connection (as every new one in the kernel), no limit. */
+static int conn_new(struct nfg_kcl_table *t, struct nfg_kcl_key k,
+		    struct fake_ct *ct, unsigned int *count)
+{
+	return conn_lim(t, k, ct, U32_MAX, &pend, count);
 }
 
 static bool rm(struct nfg_kcl_table *t, struct nfg_kcl_key k,
@@ -274,16 +328,20 @@ static void walk(const struct nfg_kcl_table *t, u32 *keys, u32 *conns)
 {
 	const struct nfg_kcl_node *n;
 	const struct nfg_kcl_conn *c;
-	u32 slot, len;
+	u32 slot, len, pending;
 
 	*keys = *conns = 0;
 	for (slot = 0; slot < nfg_kcl_slots(t); slot++) {
 		for (n = rcu_dereference_raw(t->slots[slot]); n;
 		     n = rcu_dereference_raw(n->next)) {
 			len = 0;
-			list_for_each_entry(c, &n->conns, node)
+			pending = 0;
+			list_for_each_entry(c, &n->conns, node) {
 				len++;
+				pending += !c->ct;
+			}
 			CHECK_EQ(len, n->count);
+			CHECK_EQ(pending, n->pending);
 			CHECK(n->count > 0);
 			CHECK_EQ(nfg_kcl_hash(t, &n->key), slot);
 			(*keys)++;
@@ -341,8 +399,8 @@ static void test_count_basic(void)
 		CHECK_EQ(conn(&t, k4(0x0a000100), a[i], &cnt), 0);
 		CHECK_EQ(cnt, i + 1);
 	}
-	b = ct_new();
-	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 0);
+	b = ct_new_state(0);
+	CHECK_EQ(conn_new(&t, k4(0x0a000200), b, &cnt), 0);
 	CHECK_EQ(cnt, 1);
 	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000100 }, 0 }), 3);
 	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 }, 0 }), 1);
@@ -353,12 +411,12 @@ static void test_count_basic(void)
 	CHECK_EQ(ci.stats.inserts, 4);
 	CHECK_EQ(atomic_long_read(&budget.conns), 4);
 	/* the same unconfirmed conntrack again: not counted twice */
-	CHECK_EQ(conn(&t, k4(0x0a000200), b, &cnt), 1);
+	CHECK_EQ(conn_new(&t, k4(0x0a000200), b, &cnt), 1);
 	CHECK_EQ(cnt, 1);
 	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 0x0a000200 }, 0 }), 1);
 	for (i = 0; i < 3; i++)
 		ct_put(a[i]);	/* still alive in conntrack: the table holds refs */
-	ct_put(b);
+	ct_put(b);	/* never confirmed: dropped with its packet */
 	nfg_kcl_table_destroy(&t);
 }
 
@@ -572,12 +630,12 @@ static void test_dup_many(void)
 
 	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
 	for (i = 0; i < 8; i++) {
-		ct[i] = ct_new();
-		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 0);
+		ct[i] = ct_new_state(0);
+		CHECK_EQ(conn_new(&t, k4(7), ct[i], &cnt), 0);
 		CHECK_EQ(cnt, i + 1);
-		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 1);
+		CHECK_EQ(conn_new(&t, k4(7), ct[i], &cnt), 1);
 		CHECK_EQ(cnt, i + 1);
-		CHECK_EQ(conn(&t, k4(7), ct[i], &cnt), 1);
+		CHECK_EQ(conn_new(&t, k4(7), ct[i], &cnt), 1);
 		CHECK_EQ(cnt, i + 1);
 	}
 	CHECK_EQ(nfg_kcl_count(&t, &(struct nfg_kcl_key){ { 7 }, 0 }), 8);
@@ -621,23 +679,29 @@ static void test_count_check(void)
 	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
 
 	/* the key is gone; a new one counts its first entry's end at once */
-	x = ct_new();
-	y = ct_new();
-	CHECK_EQ(conn(&t, key, x, &cnt), 0);
-	CHECK_EQ(conn(&t, key, y, &cnt), 0);
+	x = ct_new_state(0);
+	y = ct_new_state(0);
+	CHECK_EQ(conn_new(&t, key, x, &cnt), 0);
+	CHECK_EQ(conn_new(&t, key, y, &cnt), 0);
 	CHECK_EQ(cnt, 2);
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 2);
-	/* the walk rotated x behind y: y is still known as the newest */
-	CHECK_EQ(conn(&t, key, y, &cnt), 1);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+	/* after the walk, y (unconfirmed) is still known as the newest */
+	CHECK_EQ(conn_new(&t, key, y, &cnt), 1);
 	CHECK_EQ(cnt, 2);
+	/* both confirmed: the next tick's walk finds them */
+	__atomic_store_n(&x->confirmed, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&y->confirmed, 1, __ATOMIC_RELEASE);
+	fake_now = 4;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+	CHECK_EQ(x->refs, 2);
 	ct_kill(x);
 	/* same tick as the walk: no new walk, the count is the old one */
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 2);
-	fake_now = 4;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 1);
-	ct_kill(y);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
 	fake_now = 5;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 0);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 1);
+	ct_kill(y);
+	fake_now = 6;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 0);
 	nfg_kcl_table_destroy(&t);
 }
 
@@ -747,10 +811,10 @@ static void test_pending(void)
 	b = ct_new_state(0);
 	c = ct_new_state(0);
 	id = ct_id(a);
-	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, U32_MAX, &slow, &cnt), 0);
 	CHECK_EQ(a->refs, 1);	/* no reference on an unconfirmed conntrack */
 	id = ct_id(b);
-	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, U32_MAX, &slow, &cnt), 0);
 	CHECK_EQ(cnt, 2);
 	/* within the grace, unconfirmed entries count */
 	fake_now += 9;
@@ -762,7 +826,7 @@ static void test_pending(void)
 	ct_put(b);
 	fake_now += 1;
 	id = ct_id(c);
-	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, &slow, &cnt), 0);
+	CHECK_EQ(nfg_kcl_add(&t, &key1, &id, fake_now, U32_MAX, &slow, &cnt), 0);
 	CHECK_EQ(cnt, 2);	/* a and c: b forgotten by the insert */
 	CHECK_EQ(a->refs, 2);
 	/* c never confirmed: forgotten by the sweep after the grace */
@@ -773,6 +837,125 @@ static void test_pending(void)
 	ct_kill(a);
 	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &slow, fake_now, 0), 1);
 	CHECK_EQ(fake_live, 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * Issue 28: a client resets its newest connection and at once reopens the
+ * same tuple; conntrack replaces the closed entry by a new, unconfirmed one.
+ * The new connection counts and the old entry goes, whether the old one
+ * had been resolved (a reference: another conntrack, not a duplicate) or
+ * was still pending (then its tuple is the new connection's). The
+ * reopened one is the newest entry, so the next round resets and reopens
+ * it again: the key never counts fewer than the connections alive.
+ */
+static void test_reopen(void)
+{
+	const struct nfg_kcl_key key = k4(0x0a000101);
+	struct fake_ct *a, *b, *x;
+	struct nfg_kcl_table t;
+	unsigned int cnt;
+	int round;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	a = ct_new_state(0);
+	b = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, a, 2, &pend, &cnt), 0);
+	CHECK_EQ(conn_lim(&t, key, b, 2, &pend, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	__atomic_store_n(&a->confirmed, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->confirmed, 1, __ATOMIC_RELEASE);
+	for (round = 0; round < 4; round++) {
+		/* past the back-off of the last lookup (b's, not found) */
+		fake_now += 3;
+		/*
+		 * Rounds 0 and 2: the sweep resolved b before the reset (a
+		 * reference on the old conntrack: the reopened one is another);
+		 * 1 and 3: b is still pending (its entry, which is not the
+		 * newest, stands for the reopened one).
+		 */
+		if (!(round & 1)) {
+			CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &pend, fake_now, 0), 0);
+			CHECK_EQ(b->refs, 2);
+		}
+		b = ct_reopen(b);
+		CHECK_EQ(conn_lim(&t, key, b, 2, &pend, &cnt), round & 1 ? 1 : 0);
+		CHECK_EQ(cnt, 2);
+		/* a third connection is over the limit */
+		x = ct_new_state(0);
+		CHECK_EQ(conn_lim(&t, key, x, 2, &pend, &cnt), 0);
+		CHECK_EQ(cnt, 3);
+		CHECK(t.slots[nfg_kcl_hash(&t, &key)]->newest->refused);
+		ct_put(x);	/* refused: dropped with its packet */
+		/* x goes two ticks later; a and the reopened b (pending) count */
+		fake_now += 2;
+		CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+		/* confirmed after that walk: not resolved until the next */
+		__atomic_store_n(&b->confirmed, 1, __ATOMIC_RELEASE);
+		CHECK_EQ(b->refs, 1);
+	}
+	fake_now += 3;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+	CHECK_EQ(b->refs, 2);
+	ct_kill(a);
+	ct_kill(b);
+	fake_now++;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * Issue 28: a new connection the rule let through counts while it is not
+ * confirmed (a queue holds its packet) for the whole grace, whatever
+ * walks, inserts and sweeps come meanwhile, and counts on once confirmed;
+ * one the rule refused goes two ticks later. Lookups of a pending entry
+ * back off: an entry never confirmed is looked up a few times in its
+ * grace, not once per walk.
+ */
+static void test_pending_grace(void)
+{
+	const struct fake_env queue = { .grace = 100, .refused = 2 };
+	const struct nfg_kcl_key key = k4(0x0a000102);
+	struct fake_ct *held, *r, *late;
+	struct nfg_kcl_table t;
+	unsigned long lookups;
+	unsigned int cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	held = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, held, 1, &queue, &cnt), 0);
+	CHECK_EQ(cnt, 1);
+	CHECK(!t.slots[nfg_kcl_hash(&t, &key)]->newest->refused);
+	/* a second new connection while the first is held: over the limit */
+	fake_now = 5;
+	r = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, r, 1, &queue, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	ct_put(r);
+	/* packets and sweeps in every tick of the hold: one lookup a doubling */
+	lookups = fake_lookups;
+	for (fake_now = 6; fake_now < 100; fake_now++) {
+		CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &queue),
+			 fake_now < 7 ? 2 : 1);
+		CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &queue, fake_now, 0), 0);
+	}
+	CHECK(fake_lookups - lookups <= 16);
+	/* confirmed at last: resolved, still counts */
+	__atomic_store_n(&held->confirmed, 1, __ATOMIC_RELEASE);
+	fake_now = 200;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &queue), 1);
+	CHECK_EQ(held->refs, 2);
+	/* one never confirmed goes after the grace */
+	late = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, late, 5, &queue, &cnt), 0);
+	CHECK_EQ(cnt, 2);
+	ct_put(late);
+	fake_now = 299;
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &queue, fake_now, 0), 0);
+	fake_now = 300;
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &queue, fake_now, 0), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 1);
+	ct_kill(held);
 	nfg_kcl_table_destroy(&t);
 }
 
@@ -1050,6 +1233,8 @@ int main(void)
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
+	run("reopen", test_reopen);
+	run("pending_grace", test_pending_grace);
 	run("enomem", test_enomem);
 	run("top", test_top);
 	run("destroy_releases", test_destroy_releases);
