@@ -62,7 +62,9 @@ expect "allow blocked blocked6" set swap blocked ''
 expect "" set rename blocked ''
 expect "-f" set add blocked ''
 expect "" set add blocked 10.0.0.1 ''
-expect "--replace -f" set restore ''
+expect "--check --replace -f" set restore ''
+expect "--json" set list --
+expect "allow blocked blocked6" set list ''
 expect "allowlist" syncookie al
 expect "add del flush list restore save" syncookie allowlist ''
 expect "timeout" syncookie allowlist add 10.0.0.0/8 ''
@@ -76,6 +78,7 @@ expect "ipv4 ipv6" rtcache flush ''
 expect "--help --json --prometheus --watch" stats --
 expect "--json" stats --watch 5 --j
 expect "--dry-run" protect --d
+expect "--check" protect --ch
 expect "allow blocked blocked6" protect --syncookie tcp/80 --blocklist ''
 expect "--syncookie --syncookie-allowlist-mask --syncookie-allowlist-timeout --syncookie-mode --syncookie-mss --syncookie-sack-perm --syncookie-timestamp --syncookie-wscale" protect --sy
 expect "--syncookie-allowlist-mask --syncookie-allowlist-timeout" protect --syncookie tcp/80 --syncookie-a
@@ -83,6 +86,10 @@ expect "local proxy" protect --syncookie tcp/80 --syncookie-mode ''
 expect "" protect --syncookie tcp/80 --syncookie-mss ''
 expect "-6" protect -4 --rtcache -6
 expect "" protect --kconnlimit ''
+expect "tcp/ udp/" protect --kconnlimit 64/24 ''
+expect "tcp/" protect --syncookie ''
+expect "--kconnlimit" protect --kconnlimit 64/24 tcp/80 --kconn
+expect "allow blocked blocked6" protect --blocklist blocked --blocklist ''
 expect "--dry-run" unprotect --d
 expect "" version ''
 # global options before the command
