@@ -64,6 +64,10 @@ expect "-f" set add blocked ''
 expect "" set add blocked 10.0.0.1 ''
 expect "--check --replace -f" set restore ''
 expect "--json" set list --
+expect "--json" syncookie stats ''
+expect "--json" syncookie allowlist list ''
+expect "--json" rtcache list ''
+expect "--json" rtcache stats --
 expect "allow blocked blocked6" set list ''
 expect "allowlist" syncookie al
 expect "add del flush list restore save" syncookie allowlist ''
