@@ -1881,6 +1881,19 @@ int cmd_protect(int argc, char **argv)
 		bad_arg("%s", "--check and --dry-run together: --check changes nothing anyway");
 	if (!p.syncookie && !p.kconnlimit && !p.nbl && !p.rtcache)
 		bad_arg("%s", "nothing to protect with: give --syncookie, --kconnlimit, --blocklist or --rtcache");
+	if (dry) {
+		/* say what the plan takes for granted */
+		static const enum nfg_ext exts[] = { NFG_EXT_RANGESET, NFG_EXT_KCONNLIMIT,
+						     NFG_EXT_SYNCOOKIE, NFG_EXT_RTCACHE };
+		bool want[] = { p.nbl > 0, p.kconnlimit, p.syncookie, p.rtcache };
+		struct nfg_err e;
+
+		for (i = 0; i < 4; i++)
+			if (want[i] && nfg_ext_loaded(exts[i], &e) == 0)
+				fprintf(stderr, "nfguard: warning: protect --dry-run: kernel module %s "
+					"is not loaded: assumed it will be (protect loads it, or exits 3)\n",
+					nfg_ext_module(exts[i]));
+	}
 	if (!dry && !checkit) {
 		if ((p.nbl && (ret = need_module(NFG_EXT_RANGESET))) ||
 		    (p.kconnlimit && (ret = need_module(NFG_EXT_KCONNLIMIT))) ||

@@ -76,6 +76,11 @@ for x in rangeset:xt_rangeset kconnlimit:xt_kconnlimit syncookie:xt_SYNCOOKIE rt
 	nfg_assert_match "^${x%%:*}: not loaded \(kernel module ${x#*:}\)$" "$out" "stats without modules"
 done
 nfg_assert_ok "unprotect with nothing installed" nfguard unprotect
+# a dry run says what it assumed, on warning: lines, and succeeds
+nfg_expect_exit 0 '^nfguard: warning: protect --dry-run: kernel module xt_SYNCOOKIE is not loaded: assumed' \
+	nfguard protect --dry-run --syncookie tcp/80
+nfg_expect_exit 0 'warning: protect --dry-run: set bl: .*not loaded.*; assumed to be an ipv4 set' \
+	nfguard protect --dry-run --blocklist bl
 # offline validation of a restore file
 printf 'create a ipv4 maxelem 10\nadd a 10.0.0.0/8\ncreate b hash:net family inet6\nadd b 2001:db8::/32\n' >"$NFG_WORK/ok.save"
 nfg_assert_ok "restore --check of a valid file, no module" nfguard set restore --check -f "$NFG_WORK/ok.save"
@@ -107,6 +112,8 @@ nfg_expect_exit 4 '^nfguard: protect: reading the nftables ruleset: Operation no
 nfg_expect_exit 4 '^nfguard: unprotect: reading the nftables ruleset: Operation not permitted \(needs CAP_NET_ADMIN' \
 	U nfguard unprotect
 nfg_assert_match '^nfguard [0-9]' "$(U nfguard version)" "version in a user namespace"
+nfg_expect_exit 0 '^nfguard: warning: unprotect --dry-run: cannot read the nftables ruleset \(Operation not permitted\): printed as for an empty ruleset' \
+	U nfguard unprotect --dry-run
 # nothing changed
 nfg_expect_exit 1 '' nfguard set test s 10.0.0.1
 nfg_log "ok"
