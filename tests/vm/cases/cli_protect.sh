@@ -65,9 +65,9 @@ nfg_on_exit ip netns del $ns
 nfg_in $ns nfguard set create bl ipv4 || nfg_fail "set create"
 for fam in 4 6; do
 	# protect's IPv6 key is a /64 unless told (the plugin's: the whole address)
-	m=()
-	[ $fam = 6 ] && m=(--kconnlimit-mask 64)
-	nfg_ipt $ns nft $fam -A INPUT -p tcp --dport 5001 -m kconnlimit --kconnlimit-above 2 "${m[@]}" ||
+	km=()
+	[ $fam = 6 ] && km=(--kconnlimit-mask 64)
+	nfg_ipt $ns nft $fam -A INPUT -p tcp --dport 5001 -m kconnlimit --kconnlimit-above 2 "${km[@]}" ||
 		nfg_fail "iptables-nft kconnlimit $fam"
 	nfg_ipt $ns nft $fam -t raw -A PREROUTING -p tcp --dport 80 -j SYNCOOKIE ||
 		nfg_fail "iptables-nft SYNCOOKIE $fam"

@@ -34,7 +34,7 @@ nfg_assert_ok "protect with repeated options" P protect --kconnlimit 64/24 tcp/8
 show=$(P protect --show) || nfg_fail "show"
 printf '%s\n' "$show" >"$NFG_ARTIFACTS/show"
 for f in ip ip6; do
-	m4=24 m6=64 w4=32 w6=64
+	m4=24 w4=32
 	[ $f = ip6 ] && m4=64 w4=64
 	nfg_assert_match "add rule $f nfguard kconnlimit -m kconnlimit --kconnlimit-above 64 --kconnlimit-mask $m4 " "$show" "$f: first limit"
 	nfg_assert_match "add rule $f nfguard kconnlimit-2 -m kconnlimit --kconnlimit-above 10 --kconnlimit-mask $w4 " "$show" "$f: second limit"
@@ -87,10 +87,12 @@ nfg_assert_ok "every SYNCOOKIE option" P protect --syncookie tcp/443 --syncookie
 roundtrip "every SYNCOOKIE option, masks of both families"
 nfg_assert_ok "-6, a mask of 32 or less" P protect -6 --kconnlimit 64/,24 tcp/80 --syncookie tcp/80 --syncookie-allowlist-mask ,32
 roundtrip "-6 ,MASK6"
-nfg_expect_exit 2 'at most 16 --kconnlimit options' P protect $(for i in $(seq 17); do echo --kconnlimit 1 tcp/$i; done)
+many=()
+for i in $(seq 17); do many+=(--kconnlimit 1 "tcp/$i"); done
+nfg_expect_exit 2 'at most 16 --kconnlimit options' P protect "${many[@]}"
 
 # protect --check: the live ruleset against a profile
-args=(--kconnlimit 64/24 tcp/80 --syncookie tcp/80,443 --blocklist bl4 --rtcache)
+args=(--kconnlimit 64/24 tcp/80 --syncookie 'tcp/80,443' --blocklist bl4 --rtcache)
 nfg_assert_ok "protect for --check" P protect "${args[@]}"
 nfg_assert_ok "--check: intact" P protect --check "${args[@]}"
 nfg_assert_eq "" "$(P protect --check "${args[@]}")" "--check prints nothing when intact"
