@@ -54,7 +54,8 @@ expect "--help --version -V -h" -
 expect "--help -h add create del destroy flush list rename restore save swap test" set ''
 expect "create" set cr
 expect "ipv4 ipv6" set create foo ip
-expect "maxelem timeout" set create foo ipv4 ''
+expect "-exist maxelem timeout" set create foo ipv4 ''
+expect "-exist" set create foo ipv4 maxelem 10 -
 expect "timeout" set create foo ipv4 maxelem 10 t
 expect "allow blocked blocked6" set destroy ''
 expect "blocked blocked6" set flush bl

@@ -28,7 +28,7 @@
 void usage_set(FILE *f)
 {
 	fprintf(f,
-		"nfguard set create NAME ipv4|ipv6 [maxelem N] [timeout S]\n"
+		"nfguard set create NAME ipv4|ipv6 [maxelem N] [timeout S] [-exist]\n"
 		"nfguard set destroy NAME\n"
 		"nfguard set add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE\n"
 		"                                          (each with [timeout S] at the end)\n"
@@ -41,7 +41,8 @@ void usage_set(FILE *f)
 		"nfguard set save [NAME]\n"
 		"nfguard set restore [-f FILE|-] [--replace] [--check]\n"
 		"  ELEM: 10.0.0.1, 10.0.0.0/8, 10.0.0.1-10.0.0.9, 2001:db8::/32, ...\n"
-		"  timeout S: seconds until the elements expire (0: never, at most %u);\n"
+		"  timeout S: seconds until the elements expire (0: never, at most %u),\n"
+		"    or with units: 90, 10m, 1h30m, 2d;\n"
 		"    create: the set's default for adds without one; adding again\n"
 		"    refreshes (overlapping parts keep the later expiry)\n"
 		"  restore --check: validate the input only, without the kernel\n"
@@ -83,6 +84,12 @@ static void check_name_or_die(const char *name, bool strict)
 static bool opt_none(const char *a)
 {
 	return a[0] != '-' || !a[1];
+}
+
+/* ... or create's -exist */
+static bool opt_exist(const char *a)
+{
+	return opt_none(a) || !strcmp(a, "-exist") || !strcmp(a, "--exist");
 }
 
 /* ... or -f/--file too */
@@ -134,28 +141,80 @@ static uint32_t number_or_die(const char *s, unsigned long long min,
 	return (uint32_t)v;
 }
 
+/*
+ * A duration: seconds ("600"), or numbers with units s, m, h, d, summed
+ * ("10m", "1h30m", "2d"), from 0 to NFG_RS_TIMEOUT_MAX seconds.
+ */
 static uint32_t timeout_or_die(const char *s)
 {
-	static char msg[80];
+	unsigned long long total = 0, v;
+	const char *p = s;
+	char *end;
 
-	snprintf(msg, sizeof(msg),
-		 "timeout must be a number of seconds from 0 to %u",
-		 NFG_RS_TIMEOUT_MAX);
-	return number_or_die(s, 0, NFG_RS_TIMEOUT_MAX, msg);
+	if (!*s)
+		goto bad;
+	while (*p) {
+		if (*p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno || v > NFG_RS_TIMEOUT_MAX)
+			goto bad;
+		switch (*end) {
+		case 'd':
+			v *= 24;
+			/* fall through */
+		case 'h':
+			v *= 60;
+			/* fall through */
+		case 'm':
+			v *= 60;
+			/* fall through */
+		case 's':
+			end++;
+			break;
+		case '\0':
+			if (p != s)
+				goto bad;	/* "1h30": the unit of 30? */
+			break;
+		default:
+			goto bad;
+		}
+		total += v;
+		if (total > NFG_RS_TIMEOUT_MAX)
+			goto bad;
+		p = end;
+	}
+	return (uint32_t)total;
+bad:
+	cli_usage_die(what, "timeout \"%s\": seconds from 0 to %u, or with units s, m, h, d "
+		      "(e.g. 90, 10m, 1h30m, 2d)", s, NFG_RS_TIMEOUT_MAX);
 }
 
 static int set_create(int argc, char **argv)
 {
 	static const char syntax[] =
-		"create NAME ipv4|ipv6 [maxelem N] [timeout S]";
+		"create NAME ipv4|ipv6 [maxelem N] [timeout S] [-exist]";
+	struct nfg_rs_info info;
 	struct nfg_err e;
 	struct nfg_rs *h;
 	uint32_t maxelem = 0, timeout = 0;
+	bool exist = false;
 	uint8_t family;
 	char msg[64];
-	int k;
+	int k, j;
 
-	need_args(argc, argv, 3, 7, syntax, opt_none);
+	need_args(argc, argv, 3, 8, syntax, opt_exist);
+	/* -exist (ipset's word) anywhere: drop it from the words */
+	for (k = j = 0; k < argc; k++) {
+		if (!strcmp(argv[k], "-exist") || !strcmp(argv[k], "--exist"))
+			exist = true;
+		else
+			argv[j++] = argv[k];
+	}
+	argc = j;
+	if (argc < 3)
+		cli_usage_die(what, "usage: nfguard set %s", syntax);
 	check_name_or_die(argv[1], true);
 	family = nfg_family_parse(argv[2]);
 	if (!family)
@@ -176,8 +235,19 @@ static int set_create(int argc, char **argv)
 		}
 	}
 	h = open_or_die();
-	if (nfg_rs_create_timeout(h, argv[1], family, maxelem, timeout, &e) < 0)
-		cli_die_err(what, &e, false);
+	if (nfg_rs_create_timeout(h, argv[1], family, maxelem, timeout, &e) < 0) {
+		/*
+		 * -exist: a set of that name and family is what was asked for
+		 * (as ipset, which also wants the same options: maxelem and
+		 * timeout must match too, when given)
+		 */
+		if (!exist || e.code != EEXIST || nfg_rs_get(h, argv[1], &info, &e) < 0)
+			cli_die_err(what, &e, false);
+		if (info.family != family || (maxelem && info.maxelem != maxelem))
+			cli_die(what, "-exist: set \"%s\" exists as %s maxelem %" PRIu32
+				", not as asked", argv[1], nfg_family_name(info.family),
+				info.maxelem);
+	}
 	nfg_rs_close(h);
 	return 0;
 }
