@@ -54,7 +54,8 @@ expect "--help --version -V -h" -
 expect "--help -h add create del destroy flush list rename restore save swap test" set ''
 expect "create" set cr
 expect "ipv4 ipv6" set create foo ip
-expect "maxelem timeout" set create foo ipv4 ''
+expect "-exist maxelem timeout" set create foo ipv4 ''
+expect "-exist" set create foo ipv4 maxelem 10 -
 expect "timeout" set create foo ipv4 maxelem 10 t
 expect "allow blocked blocked6" set destroy ''
 expect "blocked blocked6" set flush bl
@@ -62,7 +63,13 @@ expect "allow blocked blocked6" set swap blocked ''
 expect "" set rename blocked ''
 expect "-f" set add blocked ''
 expect "" set add blocked 10.0.0.1 ''
-expect "--replace -f" set restore ''
+expect "--check --replace -f" set restore ''
+expect "--json" set list --
+expect "--json" syncookie stats ''
+expect "--json" syncookie allowlist list ''
+expect "--json" rtcache list ''
+expect "--json" rtcache stats --
+expect "allow blocked blocked6" set list ''
 expect "allowlist" syncookie al
 expect "add del flush list restore save" syncookie allowlist ''
 expect "timeout" syncookie allowlist add 10.0.0.0/8 ''
@@ -76,6 +83,7 @@ expect "ipv4 ipv6" rtcache flush ''
 expect "--help --json --prometheus --watch" stats --
 expect "--json" stats --watch 5 --j
 expect "--dry-run" protect --d
+expect "--check" protect --ch
 expect "allow blocked blocked6" protect --syncookie tcp/80 --blocklist ''
 expect "--syncookie --syncookie-allowlist-mask --syncookie-allowlist-timeout --syncookie-mode --syncookie-mss --syncookie-sack-perm --syncookie-timestamp --syncookie-wscale" protect --sy
 expect "--syncookie-allowlist-mask --syncookie-allowlist-timeout" protect --syncookie tcp/80 --syncookie-a
@@ -83,6 +91,10 @@ expect "local proxy" protect --syncookie tcp/80 --syncookie-mode ''
 expect "" protect --syncookie tcp/80 --syncookie-mss ''
 expect "-6" protect -4 --rtcache -6
 expect "" protect --kconnlimit ''
+expect "tcp/ udp/" protect --kconnlimit 64/24 ''
+expect "tcp/" protect --syncookie ''
+expect "--kconnlimit" protect --kconnlimit 64/24 tcp/80 --kconn
+expect "allow blocked blocked6" protect --blocklist blocked --blocklist ''
 expect "--dry-run" unprotect --d
 expect "" version ''
 # global options before the command

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nfguard CLI: shared helpers (util.c) and the sub-command entry points. Every error is printed as
- * "nfguard: <what>: <reason>" on stderr and the command exits 1. Every
+ * "nfguard: <what>: <reason>" on stderr and the command exits with a status of
+ * the table below; a line that is not fatal starts "nfguard: warning:". Every
  * sub-command answers -h/--help with its usage on stdout (exit 0).
  */
 #ifndef NFG_CLI_H
@@ -10,11 +11,21 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/*
+ * Exit status of every command (nfguard(8), EXIT STATUS; ipset's convention):
+ * 0 success; 1 error (the kernel refused, an invalid input file, ...) and
+ * set test's "not in the set"; 2 bad arguments (found before anything is
+ * sent to the kernel); 3 a kernel module is not loaded; 4 permission denied.
+ */
 #define CLI_EXIT_ERROR	1
-/* protect/unprotect (nfguard(8), EXIT STATUS) */
-#define CLI_EXIT_USAGE	2	/* bad arguments */
-#define CLI_EXIT_NOMOD	3	/* a kernel module is missing */
-#define CLI_EXIT_PERM	4	/* permission denied (CAP_NET_ADMIN) */
+#define CLI_EXIT_USAGE	2
+#define CLI_EXIT_NOMOD	3
+#define CLI_EXIT_PERM	4
+#define CLI_EXIT_HELP \
+	"Exit status: 0 success, 1 error (set test: not in the set), 2 bad arguments,\n" \
+	"3 kernel module not loaded, 4 permission denied (CAP_NET_ADMIN).\n"
+
+struct nfg_err;
 
 /* Print "nfguard: <what>: <message>\n" to stderr. */
 void cli_err(const char *what, const char *fmt, ...)
@@ -39,6 +50,17 @@ int cli_for_each_line(const char *what, const char *path,
  * (UTF-8) whatever the bytes.
  */
 void cli_json_str(FILE *f, const char *s);
+
+/* cli_err() then exit(@code). */
+void cli_die_code(int code, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* cli_die() with a library error: exit 4 for EPERM/EACCES, 3 for ENOENT
+ * while @opening (no generic netlink family: the module is not loaded), else 1. */
+void cli_die_err(const char *what, const struct nfg_err *e, bool opening)
+	__attribute__((noreturn));
+int cli_exit_for(const struct nfg_err *e, bool opening);
+/* Bad arguments: cli_err() then exit(2). */
+#define cli_usage_die(what, ...) cli_die_code(CLI_EXIT_USAGE, what, __VA_ARGS__)
 
 /* Flush stdout; report a write error (e.g. EPIPE, ENOSPC) and exit 1. */
 void cli_flush_or_die(const char *what);

@@ -34,7 +34,8 @@ void usage_kconnlimit(FILE *f)
 		"nfguard kconnlimit top [NAME] [-n N] [--json]\n"
 		"  list: rules using -m kconnlimit (NAME = --kconnlimit-name) and their counters\n"
 		"  top:  the N (default %u, at most %u) masked addresses with the most\n"
-		"        connections in each rule's table\n",
+		"        connections in each rule's table\n"
+		CLI_EXIT_HELP,
 		NFG_KCL_TOP_DEFAULT, NFG_KCL_TOP_MAX);
 }
 
@@ -131,44 +132,45 @@ int cmd_kconnlimit(int argc, char **argv)
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage_kconnlimit(argc < 2 ? stderr : stdout);
-		return argc < 2 ? CLI_EXIT_ERROR : 0;
+		return argc < 2 ? CLI_EXIT_USAGE : 0;
 	}
 	if (!strcmp(argv[1], "list"))
 		what = "kconnlimit list";
 	else if (!strcmp(argv[1], "top"))
 		what = "kconnlimit top", o.top = true;
 	else
-		cli_die("kconnlimit", "unknown sub-command \"%s\" (list or top)", argv[1]);
+		cli_usage_die("kconnlimit", "unknown sub-command \"%s\" (list or top)", argv[1]);
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			o.json = true;
 		} else if (o.top && !strcmp(argv[i], "-n")) {
 			if (++i >= argc)
-				cli_die(what, "-n needs a number");
+				cli_usage_die(what, "-n needs a number");
 			errno = 0;
 			n = strtoul(argv[i], &end, 10);
 			if (errno || *end || argv[i][0] < '0' || argv[i][0] > '9' ||
 			    n < 1 || n > NFG_KCL_TOP_MAX)
-				cli_die(what, "-n needs a number from 1 to %u, not \"%s\"",
-					NFG_KCL_TOP_MAX, argv[i]);
+				cli_usage_die(what, "-n needs a number from 1 to %u, not \"%s\"",
+					      NFG_KCL_TOP_MAX, argv[i]);
 		} else if (argv[i][0] == '-') {
-			cli_die(what, "unknown option \"%s\"", argv[i]);
+			cli_usage_die(what, "unknown option \"%s\"", argv[i]);
 		} else if (!name) {
 			name = argv[i];
 			if (strlen(name) >= XT_KCONNLIMIT_MAXNAMELEN)
-				cli_die(what, "name \"%s\" is too long (at most %d characters)",
-					name, XT_KCONNLIMIT_MAXNAMELEN - 1);
+				cli_usage_die(what, "name \"%s\" is too long (at most %d characters)",
+					      name, XT_KCONNLIMIT_MAXNAMELEN - 1);
 		} else {
-			cli_die(what, "unexpected argument \"%s\"", argv[i]);
+			cli_usage_die(what, "unexpected argument \"%s\"", argv[i]);
 		}
 	}
 
 	h = nfg_kcl_open(&e);
 	if (!h) {
 		if (e.code == ENOENT)
-			cli_die(what, "the xt_kconnlimit kernel module is not loaded (no kconnlimit rules)");
-		cli_die(what, "%s", nfg_err_str(&e));
+			cli_die_code(CLI_EXIT_NOMOD, what,
+				     "the xt_kconnlimit kernel module is not loaded (no kconnlimit rules)");
+		cli_die_err(what, &e, true);
 	}
 	if (o.json)
 		printf("[");
@@ -178,7 +180,7 @@ int cmd_kconnlimit(int argc, char **argv)
 		ret = nfg_kcl_list(h, name, kcl_print, &o, &e);
 	nfg_kcl_close(h);
 	if (ret < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 	if (o.json)
 		printf("]\n");
 	if (name && !o.n)

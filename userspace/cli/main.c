@@ -32,6 +32,7 @@ static void usage(FILE *f)
 		"  protect     install a protection profile as nftables rules (unprotect: remove it)\n"
 		"  version     print the version\n"
 		"Each command takes -h/--help.\n"
+		CLI_EXIT_HELP
 		"\n");
 	usage_set(f);
 	fputc('\n', f);
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return CLI_EXIT_ERROR;
+		return CLI_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
@@ -82,5 +83,5 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	cli_err(NULL, "unknown command \"%s\" (try nfguard --help)", argv[1]);
-	return CLI_EXIT_ERROR;
+	return CLI_EXIT_USAGE;
 }

@@ -28,22 +28,26 @@
 void usage_set(FILE *f)
 {
 	fprintf(f,
-		"nfguard set create NAME ipv4|ipv6 [maxelem N] [timeout S]\n"
+		"nfguard set create NAME ipv4|ipv6 [maxelem N] [timeout S] [-exist]\n"
 		"nfguard set destroy NAME\n"
 		"nfguard set add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE\n"
 		"                                          (each with [timeout S] at the end)\n"
 		"nfguard set del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE\n"
 		"nfguard set flush NAME\n"
-		"nfguard set test NAME ELEM     (exit 0: in the set, 2: not in the set)\n"
+		"nfguard set test NAME ELEM     (exit 0: in the set, 1: not in the set)\n"
 		"nfguard set swap NAME1 NAME2\n"
 		"nfguard set rename NAME NEWNAME\n"
-		"nfguard set list [NAME]\n"
+		"nfguard set list [NAME] [--json]\n"
 		"nfguard set save [NAME]\n"
-		"nfguard set restore [-f FILE|-] [--replace]\n"
+		"nfguard set restore [-f FILE|-] [--replace] [--check]\n"
 		"  ELEM: 10.0.0.1, 10.0.0.0/8, 10.0.0.1-10.0.0.9, 2001:db8::/32, ...\n"
-		"  timeout S: seconds until the elements expire (0: never, at most %u);\n"
+		"  timeout S: seconds until the elements expire (0: never, at most %u),\n"
+		"    or with units: 90, 10m, 1h30m, 2d;\n"
 		"    create: the set's default for adds without one; adding again\n"
-		"    refreshes (overlapping parts keep the later expiry)\n",
+		"    refreshes (overlapping parts keep the later expiry)\n"
+		"  restore --check: validate the input only, without the kernel\n"
+		"  Arguments are checked before anything is sent to the kernel.\n"
+		CLI_EXIT_HELP,
 		NFG_RS_TIMEOUT_MAX);
 }
 
@@ -64,7 +68,7 @@ static struct nfg_rs *open_or_die(void)
 	struct nfg_rs *h = nfg_rs_open(&e);
 
 	if (!h)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, true);
 	return h;
 }
 
@@ -73,13 +77,42 @@ static void check_name_or_die(const char *name, bool strict)
 	struct nfg_err e;
 
 	if (nfg_rs_name_check(name, strict, &e) < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_usage_die(what, "%s", nfg_err_str(&e));
 }
 
-static void need_args(int argc, int min, int max, const char *syntax)
+/* Words a sub-command takes that start with '-': none but "-" (stdin) ... */
+static bool opt_none(const char *a)
 {
+	return a[0] != '-' || !a[1];
+}
+
+/* ... or create's -exist */
+static bool opt_exist(const char *a)
+{
+	return opt_none(a) || !strcmp(a, "-exist") || !strcmp(a, "--exist");
+}
+
+/* ... or -f/--file too */
+static bool opt_file(const char *a)
+{
+	return opt_none(a) || !strcmp(a, "-f") || !strcmp(a, "--file");
+}
+
+/*
+ * argv[1..argc-1]: between @min and @max (-1: any) words, and an option
+ * that @ok refuses is an error, never a set name or an element. Exit 2.
+ */
+static void need_args(int argc, char **argv, int min, int max, const char *syntax,
+		      bool (*ok)(const char *))
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!ok(argv[i]))
+			cli_usage_die(what, "unknown option \"%s\" (usage: nfguard set %s)",
+				      argv[i], syntax);
 	if (argc < min || (max >= 0 && argc > max))
-		cli_die(what, "usage: nfguard set %s", syntax);
+		cli_usage_die(what, "usage: nfguard set %s", syntax);
 }
 
 static uint8_t family_or_die(struct nfg_rs *h, const char *name)
@@ -88,7 +121,7 @@ static uint8_t family_or_die(struct nfg_rs *h, const char *name)
 	struct nfg_err e;
 
 	if (nfg_rs_get(h, name, &info, &e) < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 	return info.family;
 }
 
@@ -104,39 +137,91 @@ static uint32_t number_or_die(const char *s, unsigned long long min,
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-		cli_die(what, "%s", msg);
+		cli_usage_die(what, "%s", msg);
 	return (uint32_t)v;
 }
 
+/*
+ * A duration: seconds ("600"), or numbers with units s, m, h, d, summed
+ * ("10m", "1h30m", "2d"), from 0 to NFG_RS_TIMEOUT_MAX seconds.
+ */
 static uint32_t timeout_or_die(const char *s)
 {
-	static char msg[80];
+	unsigned long long total = 0, v;
+	const char *p = s;
+	char *end;
 
-	snprintf(msg, sizeof(msg),
-		 "timeout must be a number of seconds from 0 to %u",
-		 NFG_RS_TIMEOUT_MAX);
-	return number_or_die(s, 0, NFG_RS_TIMEOUT_MAX, msg);
+	if (!*s)
+		goto bad;
+	while (*p) {
+		if (*p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		v = strtoull(p, &end, 10);
+		if (errno || v > NFG_RS_TIMEOUT_MAX)
+			goto bad;
+		switch (*end) {
+		case 'd':
+			v *= 24;
+			/* fall through */
+		case 'h':
+			v *= 60;
+			/* fall through */
+		case 'm':
+			v *= 60;
+			/* fall through */
+		case 's':
+			end++;
+			break;
+		case '\0':
+			if (p != s)
+				goto bad;	/* "1h30": the unit of 30? */
+			break;
+		default:
+			goto bad;
+		}
+		total += v;
+		if (total > NFG_RS_TIMEOUT_MAX)
+			goto bad;
+		p = end;
+	}
+	return (uint32_t)total;
+bad:
+	cli_usage_die(what, "timeout \"%s\": seconds from 0 to %u, or with units s, m, h, d "
+		      "(e.g. 90, 10m, 1h30m, 2d)", s, NFG_RS_TIMEOUT_MAX);
 }
 
 static int set_create(int argc, char **argv)
 {
 	static const char syntax[] =
-		"create NAME ipv4|ipv6 [maxelem N] [timeout S]";
+		"create NAME ipv4|ipv6 [maxelem N] [timeout S] [-exist]";
+	struct nfg_rs_info info;
 	struct nfg_err e;
 	struct nfg_rs *h;
 	uint32_t maxelem = 0, timeout = 0;
+	bool exist = false;
 	uint8_t family;
 	char msg[64];
-	int k;
+	int k, j;
 
-	need_args(argc, 3, 7, syntax);
+	need_args(argc, argv, 3, 8, syntax, opt_exist);
+	/* -exist (ipset's word) anywhere: drop it from the words */
+	for (k = j = 0; k < argc; k++) {
+		if (!strcmp(argv[k], "-exist") || !strcmp(argv[k], "--exist"))
+			exist = true;
+		else
+			argv[j++] = argv[k];
+	}
+	argc = j;
+	if (argc < 3)
+		cli_usage_die(what, "usage: nfguard set %s", syntax);
 	check_name_or_die(argv[1], true);
 	family = nfg_family_parse(argv[2]);
 	if (!family)
-		cli_die(what, "unknown family \"%s\" (use ipv4 or ipv6)", argv[2]);
+		cli_usage_die(what, "unknown family \"%s\" (use ipv4 or ipv6)", argv[2]);
 	for (k = 3; k < argc; k += 2) {
 		if (k + 1 >= argc)
-			cli_die(what, "usage: nfguard set %s", syntax);
+			cli_usage_die(what, "usage: nfguard set %s", syntax);
 		if (!strcmp(argv[k], "maxelem")) {
 			snprintf(msg, sizeof(msg),
 				 "maxelem must be a number from 1 to %u",
@@ -146,12 +231,23 @@ static int set_create(int argc, char **argv)
 		} else if (!strcmp(argv[k], "timeout")) {
 			timeout = timeout_or_die(argv[k + 1]);
 		} else {
-			cli_die(what, "usage: nfguard set %s", syntax);
+			cli_usage_die(what, "usage: nfguard set %s", syntax);
 		}
 	}
 	h = open_or_die();
-	if (nfg_rs_create_timeout(h, argv[1], family, maxelem, timeout, &e) < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+	if (nfg_rs_create_timeout(h, argv[1], family, maxelem, timeout, &e) < 0) {
+		/*
+		 * -exist: a set of that name and family is what was asked for
+		 * (as ipset, which also wants the same options: maxelem and
+		 * timeout must match too, when given)
+		 */
+		if (!exist || e.code != EEXIST || nfg_rs_get(h, argv[1], &info, &e) < 0)
+			cli_die_err(what, &e, false);
+		if (info.family != family || (maxelem && info.maxelem != maxelem))
+			cli_die(what, "-exist: set \"%s\" exists as %s maxelem %" PRIu32
+				", not as asked", argv[1], nfg_family_name(info.family),
+				info.maxelem);
+	}
 	nfg_rs_close(h);
 	return 0;
 }
@@ -165,11 +261,11 @@ static int set_simple(int argc, char **argv)
 	int ret;
 
 	if (two)
-		need_args(argc, 3, 3, !strcmp(cmd, "swap") ?
-			  "swap NAME1 NAME2" : "rename NAME NEWNAME");
+		need_args(argc, argv, 3, 3, !strcmp(cmd, "swap") ?
+			  "swap NAME1 NAME2" : "rename NAME NEWNAME", opt_none);
 	else
-		need_args(argc, 2, 2, !strcmp(cmd, "destroy") ?
-			  "destroy NAME" : "flush NAME");
+		need_args(argc, argv, 2, 2, !strcmp(cmd, "destroy") ?
+			  "destroy NAME" : "flush NAME", opt_none);
 	check_name_or_die(argv[1], false);
 	if (two)
 		check_name_or_die(argv[2], !strcmp(cmd, "rename"));
@@ -183,7 +279,7 @@ static int set_simple(int argc, char **argv)
 	else
 		ret = nfg_rs_rename(h, argv[1], argv[2], &e);
 	if (ret < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 	nfg_rs_close(h);
 	return 0;
 }
@@ -221,6 +317,30 @@ static void report_batch_failure(const struct nfg_rs_batch *b,
 			b->requests_done, b->requests, b->elems_done, b->elems);
 }
 
+/*
+ * Every element parses as IPv4 or as IPv6 (the set's family is the
+ * kernel's to tell; checked again once known): a typo is a bad argument
+ * (exit 2) before any module or set is asked for.
+ */
+static void elems_syntax_or_die(int n, char **elems)
+{
+	char err[256], err6[256];
+	struct nfg_range r;
+	unsigned int bad = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (nfg_range_parse(elems[i], NFG_FAMILY_IPV4, &r, err, sizeof(err)) == 0 ||
+		    nfg_range_parse(elems[i], NFG_FAMILY_IPV6, &r, err6, sizeof(err6)) == 0)
+			continue;
+		if (++bad <= MAX_REPORTED_ERRORS)
+			cli_err(what, "%s", strchr(elems[i], ':') ? err6 : err);
+	}
+	if (bad)
+		cli_usage_die(what, "%u invalid element%s: nothing was changed", bad,
+			      bad == 1 ? "" : "s");
+}
+
 static int set_adddel(int argc, char **argv)
 {
 	bool add = !strcmp(argv[0], "add");
@@ -241,9 +361,12 @@ static int set_adddel(int argc, char **argv)
 	/* "add NAME" alone reads stdin when it is not a terminal */
 	if (argc == 2 && isatty(STDIN_FILENO))
 		argc = 0;
-	need_args(argc, 2, -1, add ? "add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE  [timeout S]" :
-		  "del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE");
+	need_args(argc, argv, 2, -1, add ? "add NAME ELEM... | add NAME -f FILE|- | add NAME <FILE  [timeout S]" :
+		  "del NAME ELEM... | del NAME -f FILE|- | del NAME <FILE", opt_file);
 	check_name_or_die(argv[1], false);
+	/* elements on the command line: valid in one family or the other, before the kernel */
+	if (argc > 2 && strcmp(argv[2], "-") && strcmp(argv[2], "-f") && strcmp(argv[2], "--file"))
+		elems_syntax_or_die(argc - 2, argv + 2);
 	h = open_or_die();
 	c.family = family_or_die(h, argv[1]);
 
@@ -251,7 +374,7 @@ static int set_adddel(int argc, char **argv)
 		c.path = "-";
 	} else if (!strcmp(argv[2], "-f") || !strcmp(argv[2], "--file")) {
 		if (argc != 4)
-			cli_die(what, "usage: nfguard set %s NAME -f FILE|-",
+			cli_usage_die(what, "usage: nfguard set %s NAME -f FILE|-",
 				argv[0]);
 		c.path = argv[3];
 	}
@@ -277,8 +400,9 @@ static int set_adddel(int argc, char **argv)
 		if (c.errors > MAX_REPORTED_ERRORS)
 			cli_err(what, "... %u more invalid lines or elements",
 				c.errors - MAX_REPORTED_ERRORS);
-		cli_die(what, "%u invalid element%s: nothing was changed",
-			c.errors, c.errors == 1 ? "" : "s");
+		cli_die_code(c.path ? CLI_EXIT_ERROR : CLI_EXIT_USAGE, what,
+			     "%u invalid element%s: nothing was changed",
+			     c.errors, c.errors == 1 ? "" : "s");
 	}
 	if (add && timeout != NFG_RS_TIMEOUT_SET) {
 		tmo = calloc(c.v.n ? c.v.n : 1, sizeof(*tmo));
@@ -312,18 +436,19 @@ static int set_test(int argc, char **argv)
 	uint8_t family;
 	bool in;
 
-	need_args(argc, 3, 3, "test NAME ELEM");
+	need_args(argc, argv, 3, 3, "test NAME ELEM", opt_none);
 	check_name_or_die(argv[1], false);
+	elems_syntax_or_die(1, argv + 2);
 	h = open_or_die();
 	family = family_or_die(h, argv[1]);
 	if (nfg_range_parse(argv[2], family, &r, err, sizeof(err)) < 0)
-		cli_die(what, "%s", err);
+		cli_usage_die(what, "%s", err);
 	if (nfg_rs_test(h, argv[1], &r, &in, &e) < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 	nfg_rs_close(h);
 	printf("%s is %sin set %s\n", argv[2], in ? "" : "NOT ", argv[1]);
 	cli_flush_or_die(what);
-	return in ? 0 : 2;
+	return in ? 0 : CLI_EXIT_ERROR;
 }
 
 /* ---- list / save -------------------------------------------------------- */
@@ -338,7 +463,7 @@ static void all_sets_or_die(struct nfg_rs *h, struct setlist *l)
 	struct nfg_err e;
 
 	if (nfg_rs_list_all(h, &l->s, &l->n, &e) < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 }
 
 struct print_ctx {
@@ -348,6 +473,8 @@ struct print_ctx {
 	struct nfg_rs_dinfo dhdr;
 	bool hdr_done;
 	bool save;
+	bool json;		/* list --json: one object, members in an array */
+	unsigned int members;
 };
 
 static void print_hdr(struct print_ctx *c)
@@ -358,6 +485,19 @@ static void print_hdr(struct print_ctx *c)
 	if (c->hdr_done)
 		return;
 	c->hdr_done = true;
+	if (c->json) {
+		fputs("{\"name\":", stdout);
+		cli_json_str(stdout, c->name);
+		printf(",\"family\":\"%s\",\"maxelem\":%" PRIu32 ",\"ranges\":%" PRIu32
+		       ",\"references\":%" PRIu32 ",\"lookups\":%" PRIu64 ",\"hits\":%" PRIu64
+		       ",\"memory\":%" PRIu64 ",\"timeout\":%" PRIu32 ",\"expiries\":%" PRIu64
+		       ",\"packet_adds\":%" PRIu64 ",\"packet_deletes\":%" PRIu64
+		       ",\"packet_refusals\":%" PRIu64 ",\"dynamic\":%" PRIu32 ",\"members\":[",
+		       nfg_family_name(s->family), s->maxelem, s->count, s->refs, s->lookups,
+		       s->hits, s->memsize, c->thdr.timeout, c->thdr.expiries, c->dhdr.adds,
+		       c->dhdr.dels, c->dhdr.refused, c->dhdr.dynamic);
+		return;
+	}
 	if (c->save) {
 		nfg_rsline_create_t(buf, sizeof(buf), c->name, s->family,
 				    s->maxelem, c->thdr.timeout);
@@ -383,7 +523,14 @@ static int print_range(const struct nfg_range *r, uint32_t timeout, void *data)
 	char buf[NFG_RANGE_STRLEN + 64];
 
 	print_hdr(c);
-	if (c->save) {
+	if (c->json) {
+		if (nfg_range_format(r, buf, sizeof(buf)) < 0)
+			return -EPROTO;
+		printf("%s{\"range\":\"%s\"", c->members++ ? "," : "", buf);
+		if (timeout)
+			printf(",\"timeout\":%" PRIu32, timeout);
+		putchar('}');
+	} else if (c->save) {
 		if (nfg_rsline_add_t(buf, sizeof(buf), c->name, r, timeout) < 0)
 			return -EPROTO;
 		fputs(buf, stdout);
@@ -400,9 +547,9 @@ static int print_range(const struct nfg_range *r, uint32_t timeout, void *data)
 
 /* Returns 0, or -ENOENT if the set vanished (and !must_exist). */
 static int print_set(struct nfg_rs *h, const char *name, bool save,
-		     bool must_exist)
+		     bool must_exist, bool json)
 {
-	struct print_ctx c = { .name = name, .save = save };
+	struct print_ctx c = { .name = name, .save = save, .json = json };
 	struct nfg_err e;
 	int ret;
 
@@ -419,23 +566,55 @@ static int print_set(struct nfg_rs *h, const char *name, bool save,
 	if (ret == -EIO)
 		cli_flush_or_die(what);
 	if (ret < 0)
-		cli_die(what, "%s", nfg_err_str(&e));
+		cli_die_err(what, &e, false);
 	print_hdr(&c);
+	if (json)
+		puts("]}");
 	return 0;
+}
+
+static bool opt_json(const char *a)
+{
+	return opt_none(a) || !strcmp(a, "--json");
 }
 
 static int set_list(int argc, char **argv)
 {
 	struct setlist l;
 	struct nfg_rs *h;
+	bool json = false;
 	size_t i;
+	int k, j;
 
-	need_args(argc, 1, 2, "list [NAME]");
+	need_args(argc, argv, 1, 3, "list [NAME] [--json]", opt_json);
+	for (k = j = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--json"))
+			json = true;
+		else
+			argv[j++] = argv[k];
+	}
+	argc = j;
+	if (argc > 2)
+		cli_usage_die(what, "usage: nfguard set list [NAME] [--json]");
 	if (argc == 2)
 		check_name_or_die(argv[1], false);
 	h = open_or_die();
 	if (argc == 2) {
-		print_set(h, argv[1], false, true);
+		print_set(h, argv[1], false, true, json);
+	} else if (json) {
+		all_sets_or_die(h, &l);
+		putchar('[');
+		for (i = 0; i < l.n; i++) {
+			fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
+			cli_json_str(stdout, l.s[i].name);
+			printf(",\"family\":\"%s\",\"ranges\":%" PRIu32 ",\"maxelem\":%" PRIu32
+			       ",\"references\":%" PRIu32 ",\"lookups\":%" PRIu64 ",\"hits\":%" PRIu64
+			       ",\"memory\":%" PRIu64 "}",
+			       nfg_family_name(l.s[i].family), l.s[i].count, l.s[i].maxelem,
+			       l.s[i].refs, l.s[i].lookups, l.s[i].hits, l.s[i].memsize);
+		}
+		puts("]");
+		free(l.s);
 	} else {
 		all_sets_or_die(h, &l);
 		printf("%-31s %-6s %10s %10s %6s %14s %14s %12s\n", "NAME",
@@ -460,17 +639,17 @@ static int set_save(int argc, char **argv)
 	struct nfg_rs *h;
 	size_t i;
 
-	need_args(argc, 1, 2, "save [NAME]");
+	need_args(argc, argv, 1, 2, "save [NAME]", opt_none);
 	if (argc == 2)
 		check_name_or_die(argv[1], false);
 	h = open_or_die();
 	if (argc == 2) {
-		print_set(h, argv[1], true, true);
+		print_set(h, argv[1], true, true, false);
 	} else {
 		all_sets_or_die(h, &l);
 		/* a set destroyed meanwhile is simply not saved */
 		for (i = 0; i < l.n; i++)
-			print_set(h, l.s[i].name, true, false);
+			print_set(h, l.s[i].name, true, false, false);
 		free(l.s);
 	}
 	cli_flush_or_die(what);
@@ -485,6 +664,7 @@ struct restore_ctx {
 	const char *path;
 	struct nfg_rsplan plan;
 	unsigned int errors;
+	char open_err[256];	/* why c->h is NULL (--check only) */
 };
 
 static int restore_lookup(const char *name, uint8_t *family, void *data,
@@ -494,6 +674,13 @@ static int restore_lookup(const char *name, uint8_t *family, void *data,
 	struct nfg_rs_info info;
 	struct nfg_err e;
 
+	if (!c->h) {
+		/* --check without the module: nobody to ask */
+		snprintf(err, errlen,
+			 "set \"%s\" is not created before this line, and its family cannot be checked: %s",
+			 name, c->open_err);
+		return -1;
+	}
 	if (nfg_rs_get(c->h, name, &info, &e) < 0) {
 		if (e.code == ENOENT)
 			snprintf(err, errlen,
@@ -550,7 +737,7 @@ static int set_restore(int argc, char **argv)
 	struct undo u = { 0 };
 	sigset_t block, old;
 	size_t i, j;
-	bool do_replace = false;
+	bool do_replace = false, check = false;
 	struct nfg_rs_batch b;
 	struct nfg_err e;
 	int k;
@@ -561,10 +748,25 @@ static int set_restore(int argc, char **argv)
 			c.path = argv[++k];
 		else if (!strcmp(argv[k], "--replace") || !strcmp(argv[k], "-x"))
 			do_replace = true;
+		else if (!strcmp(argv[k], "--check") || !strcmp(argv[k], "-n"))
+			check = true;
 		else
-			cli_die(what, "usage: nfguard set restore [-f FILE|-] [--replace]");
+			cli_usage_die(what, "%s\"%s\" (usage: nfguard set restore [-f FILE|-] [--replace] [--check])",
+				      argv[k][0] == '-' ? "unknown option " : "unexpected argument ",
+				      argv[k]);
 	}
-	c.h = open_or_die();
+	if (check) {
+		/*
+		 * Validate only: nothing is sent but questions about sets the
+		 * input does not create (their family), when the module can
+		 * be asked at all.
+		 */
+		c.h = nfg_rs_open(&e);
+		if (!c.h)
+			snprintf(c.open_err, sizeof(c.open_err), "%s", nfg_err_str(&e));
+	} else {
+		c.h = open_or_die();
+	}
 
 	/* 1. Parse and validate everything. */
 	if (cli_for_each_line(what, c.path, restore_line, &c) < 0)
@@ -573,8 +775,13 @@ static int set_restore(int argc, char **argv)
 		if (c.errors > MAX_REPORTED_ERRORS)
 			cli_err(what, "... %u more invalid lines",
 				c.errors - MAX_REPORTED_ERRORS);
-		cli_die(what, "%u invalid line%s: nothing was changed",
-			c.errors, c.errors == 1 ? "" : "s");
+		cli_die(what, "%u invalid line%s%s",
+			c.errors, c.errors == 1 ? "" : "s", check ? "" : ": nothing was changed");
+	}
+	if (check) {
+		nfg_rsplan_free(&c.plan);
+		nfg_rs_close(c.h);
+		return 0;
 	}
 
 	/* 2. Check sets to create against the kernel. */
@@ -605,7 +812,7 @@ static int set_restore(int argc, char **argv)
 			}
 			replace[i] = true;
 		} else if (e.code != ENOENT) {
-			cli_die(what, "%s", nfg_err_str(&e));
+			cli_die_err(what, &e, false);
 		}
 	}
 	if (c.errors)
@@ -746,7 +953,7 @@ int cmd_set(int argc, char **argv)
 
 	if (argc < 2) {
 		usage_set(stderr);
-		return CLI_EXIT_ERROR;
+		return CLI_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
@@ -756,10 +963,10 @@ int cmd_set(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
-		set_what(argv[1], argc > 2 && strcmp(argv[1], "restore") ?
-			 argv[2] : NULL);
+		set_what(argv[1], argc > 2 && strcmp(argv[1], "restore") &&
+			 argv[2][0] != '-' ? argv[2] : NULL);
 		return cmds[i].fn(argc - 1, argv + 1);
 	}
 	cli_err("set", "unknown command \"%s\" (try nfguard set help)", argv[1]);
-	return CLI_EXIT_ERROR;
+	return CLI_EXIT_USAGE;
 }

@@ -40,7 +40,8 @@ void usage_stats(FILE *f)
 		"  --prometheus  Prometheus text format (node_exporter textfile collector)\n"
 		"  --watch [S]   report again every S seconds (default 2) until interrupted\n"
 		"  -o FILE       write each report to FILE, replaced atomically\n"
-		"  exit 0: every loaded extension read; 1: one could not be read, or error\n");
+		"  exit 0 also when extensions are not loaded; 1: a loaded one could not be read\n"
+		CLI_EXIT_HELP);
 }
 
 /*
@@ -247,24 +248,25 @@ int cmd_stats(int argc, char **argv)
 			enum fmt want = a[2] == 'j' ? FMT_JSON : FMT_PROM;
 
 			if (fmt != FMT_TEXT && fmt != want)
-				cli_die("stats", "--json and --prometheus exclude each other");
+				cli_usage_die("stats", "--json and --prometheus exclude each other");
 			fmt = want;
 		} else if (!strcmp(a, "--watch")) {
 			watch = true;
 			if (i + 1 < argc && argv[i + 1][0] != '-') {
 				interval = parse_interval(argv[++i], &num);
 				if (!num)
-					cli_die("stats", "--watch takes seconds from 0.1 to 86400, not \"%s\"",
-						argv[i]);
+					cli_usage_die("stats",
+						      "--watch takes seconds from 0.1 to 86400, not \"%s\"",
+						      argv[i]);
 			}
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			if (++i >= argc || !argv[i][0])
-				cli_die("stats", "%s needs a file name", a);
+				cli_usage_die("stats", "%s needs a file name", a);
 			out = argv[i];
 		} else {
 			cli_err("stats", "unexpected argument \"%s\"", a);
 			usage_stats(stderr);
-			return CLI_EXIT_ERROR;
+			return CLI_EXIT_USAGE;
 		}
 	}
 

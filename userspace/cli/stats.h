@@ -67,5 +67,7 @@ int stats_print_prom(FILE *f, const struct stats_snap *s);
 
 /* "name value" lines of the SYNCOOKIE counters (nfguard syncookie stats). */
 void stats_print_sc_lines(FILE *f, const struct nfg_sc_counters *c);
+/* The same counters as one JSON object (nfguard syncookie stats --json). */
+void stats_print_sc_json(FILE *f, const struct nfg_sc_counters *c);
 
 #endif /* NFG_CLI_STATS_H */

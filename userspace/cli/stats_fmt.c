@@ -248,6 +248,16 @@ void stats_print_sc_lines(FILE *f, const struct nfg_sc_counters *c)
 
 /* ---- JSON ------------------------------------------------------------------- */
 
+void stats_print_sc_json(FILE *f, const struct nfg_sc_counters *c)
+{
+	size_t i;
+
+	for (i = 0; i < NFIELDS(sc_fields); i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "{", sc_fields[i].key,
+			fval(&sc_fields[i], c));
+	fputs("}\n", f);
+}
+
 static void json_fields(FILE *f, const struct field *t, size_t n, const void *obj)
 {
 	size_t i;

@@ -34,14 +34,15 @@
 void usage_syncookie(FILE *f)
 {
 	fprintf(f,
-		"nfguard syncookie stats\n"
-		"nfguard syncookie allowlist list|save|flush\n"
+		"nfguard syncookie stats [--json]\n"
+		"nfguard syncookie allowlist list [--json] | save | flush\n"
 		"nfguard syncookie allowlist add ADDR[/PREFIX] [timeout SECONDS]\n"
 		"nfguard syncookie allowlist del ADDR[/PREFIX]\n"
 		"nfguard syncookie allowlist restore [-f FILE]\n"
 		"nfguard syncookie secret set HEX32|-|-f FILE | secret rotate\n"
 		"  the SYNCOOKIE target's allowlist (sources that completed a cookie\n"
-		"  handshake), counters and cookie secret, in the current netns\n");
+		"  handshake), counters and cookie secret, in the current netns\n"
+		CLI_EXIT_HELP);
 }
 
 static struct nfg_sc *sc_open_or_die(void)
@@ -51,8 +52,9 @@ static struct nfg_sc *sc_open_or_die(void)
 
 	if (!h) {
 		if (e.code == ENOENT)
-			cli_die("syncookie", "the xt_SYNCOOKIE kernel module is not loaded");
-		cli_die("syncookie", "%s", nfg_err_str(&e));
+			cli_die_code(CLI_EXIT_NOMOD, "syncookie",
+				     "the xt_SYNCOOKIE kernel module is not loaded");
+		cli_die_err("syncookie", &e, true);
 	}
 	return h;
 }
@@ -94,13 +96,20 @@ static void sc_format(const struct nfg_sc_entry *ent, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, ent->prefix);
 }
 
+/* how allowlist list/save prints */
+enum sc_fmt { SC_LIST, SC_SAVE, SC_JSON };
+
 static int sc_print_cb(const struct nfg_sc_entry *ent, void *data)
 {
-	bool save = *(bool *)data;
+	enum sc_fmt *fmt = data;
 	char b[INET6_ADDRSTRLEN + 8];
+	static bool more;
 
 	sc_format(ent, b, sizeof(b));
-	if (save)
+	if (*fmt == SC_JSON)
+		printf("%s{\"prefix\":\"%s\",\"expires_in\":%" PRIu32 "}", more ? "," : "",
+		       b, ent->timeout), more = true;
+	else if (*fmt == SC_SAVE)
 		printf("add %s timeout %" PRIu32 "\n", b, ent->timeout ? ent->timeout : 1);
 	else
 		printf("%s expires-in %" PRIu32 "\n", b, ent->timeout);
@@ -115,7 +124,7 @@ static unsigned long sc_timeout(const char *s)
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || *end || !*s || *s == '-' || v < 1 || v > 7UL * 24 * 3600)
-		cli_die("syncookie", "timeout must be 1..604800 seconds, not \"%s\"", s);
+		cli_usage_die("syncookie", "timeout must be 1..604800 seconds, not \"%s\"", s);
 	return v;
 }
 
@@ -136,6 +145,9 @@ static int sc_parse_words(int argc, char **argv, bool del, const char *what,
 	return 0;
 }
 
+/* exit status of the last failed add/del */
+static int sc_exit = CLI_EXIT_ERROR;
+
 static int sc_add_words(struct nfg_sc *h, int argc, char **argv, bool del,
 			const char *what)
 {
@@ -146,6 +158,7 @@ static int sc_add_words(struct nfg_sc *h, int argc, char **argv, bool del,
 		return -1;
 	if ((del ? nfg_sc_del(h, &ent, &e) : nfg_sc_add(h, &ent, &e)) < 0) {
 		cli_err(what, "%s: %s", argv[0], nfg_err_str(&e));
+		sc_exit = cli_exit_for(&e, false);
 		return -1;
 	}
 	return 0;
@@ -223,22 +236,32 @@ int cmd_syncookie(int argc, char **argv)
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		usage_syncookie(stdout);
 		return 0;
-	} else if (!strcmp(sub, "stats") && argc == 2) {
+	} else if (!strcmp(sub, "stats") &&
+		   (argc == 2 || (argc == 3 && !strcmp(op, "--json")))) {
 		h = sc_open_or_die();
 		if (nfg_sc_stats(h, &c, &e) < 0)
-			cli_die("syncookie stats", "%s", nfg_err_str(&e));
-		stats_print_sc_lines(stdout, &c);
+			cli_die_err("syncookie stats", &e, false);
+		if (argc == 3)
+			stats_print_sc_json(stdout, &c);
+		else
+			stats_print_sc_lines(stdout, &c);
 	} else if (!strcmp(sub, "allowlist") &&
-		   (!strcmp(op, "list") || !strcmp(op, "save")) && argc == 3) {
-		bool save = !strcmp(op, "save");
+		   (!strcmp(op, "list") || !strcmp(op, "save")) &&
+		   (argc == 3 || (argc == 4 && !strcmp(op, "list") &&
+				  !strcmp(argv[3], "--json")))) {
+		enum sc_fmt fmt = argc == 4 ? SC_JSON : !strcmp(op, "save") ? SC_SAVE : SC_LIST;
 
 		h = sc_open_or_die();
-		if (nfg_sc_list(h, sc_print_cb, &save, &e) < 0)
-			cli_die("syncookie allowlist", "%s", nfg_err_str(&e));
+		if (fmt == SC_JSON)
+			putchar('[');
+		if (nfg_sc_list(h, sc_print_cb, &fmt, &e) < 0)
+			cli_die_err("syncookie allowlist", &e, false);
+		if (fmt == SC_JSON)
+			puts("]");
 	} else if (!strcmp(sub, "allowlist") && !strcmp(op, "flush") && argc == 3) {
 		h = sc_open_or_die();
 		if (nfg_sc_flush(h, NULL, &e) < 0)
-			cli_die("syncookie allowlist flush", "%s", nfg_err_str(&e));
+			cli_die_err("syncookie allowlist flush", &e, false);
 	} else if (!strcmp(sub, "allowlist") &&
 		   (!strcmp(op, "add") || !strcmp(op, "del")) && argc >= 4) {
 		bool del = !strcmp(op, "del");
@@ -247,7 +270,7 @@ int cmd_syncookie(int argc, char **argv)
 
 		/* a bad address is reported as such, also without the module */
 		if (sc_parse_words(argc - 3, argv + 3, del, what, &ent) < 0)
-			return CLI_EXIT_ERROR;
+			return CLI_EXIT_USAGE;
 		h = sc_open_or_die();
 		ret = sc_add_words(h, argc - 3, argv + 3, del, what);
 	} else if (!strcmp(sub, "allowlist") && !strcmp(op, "restore") &&
@@ -258,7 +281,7 @@ int cmd_syncookie(int argc, char **argv)
 	} else if (!strcmp(sub, "secret") && !strcmp(op, "rotate") && argc == 3) {
 		h = sc_open_or_die();
 		if (nfg_sc_secret_rotate(h, &e) < 0)
-			cli_die("syncookie secret rotate", "%s", nfg_err_str(&e));
+			cli_die_err("syncookie secret rotate", &e, false);
 	} else if (!strcmp(sub, "secret") && !strcmp(op, "set") &&
 		   (argc == 4 || (argc == 5 && !strcmp(argv[3], "-f")))) {
 		uint8_t key[16];
@@ -276,20 +299,21 @@ int cmd_syncookie(int argc, char **argv)
 			bad = sc_hex16(argv[3], key) < 0;
 		}
 		if (bad)
-			cli_die("syncookie secret set", "the secret is 32 hexadecimal digits (16 bytes)");
+			cli_usage_die("syncookie secret set",
+				      "the secret is 32 hexadecimal digits (16 bytes)");
 		h = sc_open_or_die();
 		ret = nfg_sc_secret_set(h, key, &e);
 		explicit_bzero(key, sizeof(key));
 		if (ret < 0)
-			cli_die("syncookie secret set", "%s", nfg_err_str(&e));
+			cli_die_err("syncookie secret set", &e, false);
 	} else {
 		if (argc > 1)
 			cli_err("syncookie", "unknown sub-command or bad arguments: \"%s%s%s\"", sub,
 				*op ? " " : "", op);
 		usage_syncookie(stderr);
-		return CLI_EXIT_ERROR;
+		return CLI_EXIT_USAGE;
 	}
 	nfg_sc_close(h);
 	cli_flush_or_die("syncookie");
-	return ret < 0 ? CLI_EXIT_ERROR : 0;
+	return ret < 0 ? sc_exit : 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "libnfguard.h"
 
 static void cli_verr(const char *what, const char *fmt, va_list ap)
 {
@@ -40,6 +41,31 @@ void cli_die(const char *what, const char *fmt, ...)
 	cli_verr(what, fmt, ap);
 	va_end(ap);
 	exit(CLI_EXIT_ERROR);
+}
+
+void cli_die_code(int code, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_verr(what, fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+int cli_exit_for(const struct nfg_err *e, bool opening)
+{
+	if (e->code == EPERM || e->code == EACCES)
+		return CLI_EXIT_PERM;
+	/* opening: no generic netlink family, the module is not loaded */
+	if (opening && e->code == ENOENT)
+		return CLI_EXIT_NOMOD;
+	return CLI_EXIT_ERROR;
+}
+
+void cli_die_err(const char *what, const struct nfg_err *e, bool opening)
+{
+	cli_die_code(cli_exit_for(e, opening), what, "%s", nfg_err_str(e));
 }
 
 void cli_flush_or_die(const char *what)

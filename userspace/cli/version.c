@@ -23,7 +23,7 @@ int cmd_version(int argc, char **argv)
 	}
 	if (argc > 1) {
 		cli_err("version", "unexpected argument \"%s\"", argv[1]);
-		return CLI_EXIT_ERROR;
+		return CLI_EXIT_USAGE;
 	}
 	printf("nfguard %s\n", nfg_version());
 	cli_flush_or_die("version");

@@ -64,7 +64,10 @@ ip netns add $ns || nfg_fail "netns"
 nfg_on_exit ip netns del $ns
 nfg_in $ns nfguard set create bl ipv4 || nfg_fail "set create"
 for fam in 4 6; do
-	nfg_ipt $ns nft $fam -A INPUT -p tcp --dport 5001 -m kconnlimit --kconnlimit-above 2 ||
+	# protect's IPv6 key is a /64 unless told (the plugin's: the whole address)
+	km=()
+	[ $fam = 6 ] && km=(--kconnlimit-mask 64)
+	nfg_ipt $ns nft $fam -A INPUT -p tcp --dport 5001 -m kconnlimit --kconnlimit-above 2 "${km[@]}" ||
 		nfg_fail "iptables-nft kconnlimit $fam"
 	nfg_ipt $ns nft $fam -t raw -A PREROUTING -p tcp --dport 80 -j SYNCOOKIE ||
 		nfg_fail "iptables-nft SYNCOOKIE $fam"
@@ -109,7 +112,7 @@ done
 nfg_assert_ok "protect -6" nfg_in $ns nfguard protect -6 "${sco[@]}" --syncookie-allowlist-mask 64
 nfg_assert_eq "$ours" "$(nfg_in $ns nfg-nft-xtdump ip6 raw nfguard-syncookie)" "-6: ip6 rule, a single MASK is IPv6's"
 show=$(nfg_in $ns nfguard protect --show) || nfg_fail "show after -6"
-nfg_assert_eq "" "$(grep -e '^add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
+nfg_assert_eq "" "$(grep -e '^# add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
 nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
 	"$show" "-6: show prints every SYNCOOKIE option"
 nfg_expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
@@ -145,7 +148,9 @@ nfg_assert_ok "protect" P protect "${args[@]}"
 nfg_router nft list ruleset >"$NFG_WORK/ruleset1" || nfg_fail "list ruleset"
 P protect --show >"$NFG_WORK/show" || nfg_fail "show: exit $?"
 cp "$NFG_WORK/plan" "$NFG_WORK/show" "$NFG_WORK/ruleset1" "$NFG_ARTIFACTS/" 2>/dev/null
-nfg_assert_eq "$(grep -v '^delete' "$NFG_WORK/plan")" "$(cat "$NFG_WORK/show")" "--show prints what --dry-run planned"
+nfg_assert_eq "$(grep -v '^# delete' "$NFG_WORK/plan")" "$(cat "$NFG_WORK/show")" "--show prints what --dry-run planned"
+nfg_assert_eq "nfguard protect --syncookie tcp/80 --kconnlimit 2 tcp/5001 --blocklist bl --rtcache" \
+	"$(head -n 1 "$NFG_WORK/show")" "--show: the command first"
 show=$(cat "$NFG_WORK/show")
 nfg_assert_match 'add rule ip nfguard blocklist -m rangeset --match-set bl src -j DROP' "$show" "show: blocklist"
 nfg_assert_match 'add rule ip nfguard kconnlimit -m kconnlimit --kconnlimit-above 2 --kconnlimit-mask 32 --kconnlimit-saddr -j REJECT' "$show" "show: kconnlimit"
@@ -233,7 +238,7 @@ nfg_assert_eq "$(nfg_sha256 "$NFG_WORK/ruleset1")" "$(nfg_sha256 "$NFG_WORK/rule
 # a UDP connection limit, IPv4 only (-4): the 2nd IPv4 flow is refused with
 # an ICMP port unreachable, IPv6 flows are not limited (no ip6 rules)
 nfg_assert_ok "protect -4 udp" P protect -4 --kconnlimit 1 udp/5002
-nfg_assert_eq "" "$(P protect --show | grep -e '^add [a-z]* ip6 ')" "-4: nothing of ours in ip6"
+nfg_assert_eq "" "$(P protect --show | grep -e '^# add [a-z]* ip6 ')" "-4: nothing of ours in ip6"
 nfg_bg "$NFG_NS_S" socat UDP6-RECVFROM:5002,ipv6-v6only=0,fork PIPE
 nfg_wait_port "$NFG_NS_S" 5002 udp 300 "$NFG_LAST_PID"
 udp=$(nfg_client python3 - "$NFG_S4" "$NFG_S6" <<-'EOF'
