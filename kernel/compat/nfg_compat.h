@@ -16,6 +16,8 @@
 #include <linux/module.h>
 #include <net/genetlink.h>
 #include <net/netfilter/nf_tables.h>
+#include <net/inet_hashtables.h>
+#include <net/inet6_hashtables.h>
 
 /* Timers: del_timer_sync() was renamed; use the new name everywhere. */
 #ifndef HAVE_TIMER_DELETE_SYNC
@@ -31,6 +33,68 @@
 #else
 #define nfg_genl_dump_attrs(cb)	(genl_dumpit_info(cb)->attrs)
 #endif
+
+/*
+ * Socket lookups by address: the inet_hashinfo argument went away (7.x:
+ * the lookups find the netns's TCP table themselves). Call sites use the
+ * newer argument list through these names; older kernels get the netns's
+ * TCP table added in front.
+ */
+static inline struct sock *
+nfg_inet_lookup_listener(struct net *net, struct sk_buff *skb, int doff,
+			 __be32 saddr, __be16 sport, __be32 daddr,
+			 __be16 dport, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_LISTENER_NO_HASHINFO
+	return inet_lookup_listener(net, skb, doff, saddr, sport, daddr, dport,
+				    dif, sdif);
+#else
+	return inet_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, skb,
+				    doff, saddr, sport, daddr, dport, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet6_lookup_listener(struct net *net, struct sk_buff *skb, int doff,
+			  const struct in6_addr *saddr, __be16 sport,
+			  const struct in6_addr *daddr, unsigned short hnum,
+			  int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_LISTENER_NO_HASHINFO
+	return inet6_lookup_listener(net, skb, doff, saddr, sport, daddr, hnum,
+				     dif, sdif);
+#else
+	return inet6_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, skb,
+				     doff, saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet_lookup_established(struct net *net, __be32 saddr, __be16 sport,
+			    __be32 daddr, u16 hnum, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_ESTABLISHED_NO_HASHINFO
+	return __inet_lookup_established(net, saddr, sport, daddr, hnum, dif,
+					 sdif);
+#else
+	return __inet_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					 saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet6_lookup_established(struct net *net, const struct in6_addr *saddr,
+			     __be16 sport, const struct in6_addr *daddr,
+			     u16 hnum, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_ESTABLISHED_NO_HASHINFO
+	return __inet6_lookup_established(net, saddr, sport, daddr, hnum, dif,
+					  sdif);
+#else
+	return __inet6_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					  saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
 
 /*
  * Wait until nf_tables has released the rules it deleted (their expressions,
