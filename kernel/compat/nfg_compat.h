@@ -13,6 +13,7 @@
 #include "nfg_compat_gen.h"
 
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
 #include <net/netfilter/nf_tables.h>
@@ -22,6 +23,14 @@
 /* Timers: del_timer_sync() was renamed; use the new name everywhere. */
 #ifndef HAVE_TIMER_DELETE_SYNC
 #define timer_delete_sync(t)	del_timer_sync(t)
+#endif
+
+/*
+ * Workqueues: say WQ_PERCPU (the old default) or WQ_UNBOUND explicitly; 7.x
+ * warns when a workqueue names neither. Older kernels have no flag for it.
+ */
+#ifndef HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
 #endif
 
 /*
