@@ -105,6 +105,18 @@ cfg() { sed -n "s/^$1 = //p" "$top/build/config.mk"; }
 ver=$(cfg NFG_VERSION) kabis=$(cfg KABIS) kdirs=$(cfg KERNELS_DIR)
 up=$ver.1
 kdirs=$(readlink -f "$kdirs")
+# A kernel whose kbuild tools need a newer Debian than this bookworm chroot
+# (tests/deps.sh marks it: build/kernels/ABI/.kbuild-chroot, trixie-backports'
+# 7.x) cannot be built by DKMS here: the checks below cover the others, and
+# guest.env names them (PKG_KABIS) for tests/package/package_installed.sh.
+# Installing on Debian 13 (a trixie chroot) for those is not done yet.
+newer_kabis=
+for k in $kabis; do
+	[ -f "$kdirs/$k/.kbuild-chroot" ] && newer_kabis="$newer_kabis $k"
+done
+kabis=$(for k in $kabis; do [ -f "$kdirs/$k/.kbuild-chroot" ] || echo "$k"; done)
+kabis=$(echo $kabis)
+[ -z "$newer_kabis" ] || echo "# not covered here (DKMS on a newer Debian, not done yet):$newer_kabis"
 
 # ------------------------------------------------------------------ dist --
 rm -f "$pkgdir"/dist-*.tar.gz
@@ -392,7 +404,7 @@ report "purge: no file, DKMS tree or module of nfguard remains"
 # ------------------------------------------------------------------ boot --
 # The installed trees, booted: tests/package/package_installed.sh on each kernel.
 if [ -d "$pkgdir/root-n" ] && [ -d "$pkgdir/root-up" ]; then
-	printf 'VER=%s\nUP=%s\n' "$ver" "$up" >"$pkgdir/guest.env"
+	printf 'VER=%s\nUP=%s\nPKG_KABIS=%s\n' "$ver" "$up" "$kabis" >"$pkgdir/guest.env"
 fi
 if [ "${NFG_PKG_BOOT:-1}" = 0 ]; then
 	echo "# boot: not here (NFG_PKG_BOOT=0): tests/package/package_installed.sh runs in make check's VM stage"

@@ -45,6 +45,10 @@ pkg=$NFG_TOP/build/package
 ver=$(sed -n 's/^VER=//p' "$pkg/guest.env")
 up=$(sed -n 's/^UP=//p' "$pkg/guest.env")
 [ -n "$ver" ] && [ -n "$up" ] && [ "$ver" != "$up" ] || nfg_fail "guest.env: VER '$ver' UP '$up'"
+case " $(sed -n 's/^PKG_KABIS=//p' "$pkg/guest.env") " in
+*" $NFG_KABI "*) ;;
+*) nfg_fail "the package stage installed nothing for $NFG_KABI (DKMS for it needs a newer Debian chroot: not done yet)" ;;
+esac
 mods="xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE"
 xtlib=/usr/lib/x86_64-linux-gnu/xtables
 kmods=${NFG_KROOT:-$(realpath "$NFG_TOP/build/kernels/$NFG_KABI")}/lib/modules/$NFG_KABI/kernel
