@@ -34,6 +34,7 @@ case ${1:-} in
 	key="$suite $base_pkgs $*"
 	[ "$mode" = --make ] || [ ! -f "$root/.nfg-key" ] || exit 0
 	if [ -f "$root/.nfg-key" ] && [ "$(cat "$root/.nfg-key")" = "$key" ]; then
+		[ -f "$root/.nfg-needs" ] || echo "$*" >"$root/.nfg-needs"
 		exit 0
 	fi
 	[ "$mode" = --make ] || exit 1
@@ -44,6 +45,8 @@ case ${1:-} in
 		"deb http://deb.debian.org/debian $suite main" >"$cache/kbuild-$suite.log" 2>&1 ||
 		{ echo "kbuild-chroot: mmdebstrap $suite failed ($cache/kbuild-$suite.log)" >&2; exit 1; }
 	echo "$key" >"$root.new/.nfg-key"
+	# what the kernel's header packages need, for other chroots of this suite
+	echo "$*" >"$root.new/.nfg-needs"
 	rm -rf --one-file-system "$root"
 	mv "$root.new" "$root"
 	echo "kbuild-chroot: made $root"
