@@ -125,7 +125,7 @@ image_pkgs() {
 		sed 's/|.*//; s/^ *//; s/ .*//' |
 		awk -v a="$1" '$0 == "linux-base-" a || $0 == "linux-binary-" a || $0 == "linux-modules-" a'
 }
-need= bpo_need=
+need='' bpo_need=''
 mkdir -p "$kroot"
 for abi in $k61 $k612 $knew; do
 	cache=host_cache

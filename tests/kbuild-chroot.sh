@@ -58,7 +58,10 @@ case ${1:-} in
 	;;
 esac
 
-[ "$1" = -k ] && [ $# -ge 3 ] || { echo "kbuild-chroot: usage: -k ABI COMMAND..." >&2; exit 2; }
+if [ "$1" != -k ] || [ $# -lt 3 ]; then
+	echo "kbuild-chroot: usage: -k ABI COMMAND..." >&2
+	exit 2
+fi
 abi=$2
 shift 2
 top=$(cd "$(dirname "$0")/.." && pwd -P)

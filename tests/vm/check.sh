@@ -44,7 +44,7 @@ fi
 # alone. Their lines are shown as they come, prefixed with the ABI; results
 # of part 1 in build/vm/ABI/check (check.out), part N in check.N (check.N.out).
 slots=${NFG_VM_SLOTS:-$(nproc)}
-nk=$(echo $kabis | wc -w)
+nk=$(wc -w <<<"$kabis")
 parts=1
 [ "$nk" -le 1 ] || [ $((nk % slots)) -eq 0 ] || parts=$slots
 [ "$parts" -le "${#cases[@]}" ] || parts=${#cases[@]}

@@ -18,6 +18,7 @@ nfg_vm_kabis() {
 	_k=
 	# the newest series: any after 6.12 (trixie-backports' 7.x)
 	for _series in '6.1.[0-9]*-amd64' '6.12.[0-9]*-amd64' '6.1[3-9].[0-9]*-amd64 [7-9].[0-9]*-amd64'; do
+		# shellcheck disable=SC2086 # the series are globs
 		_new=$(for _s in $_series; do
 			printf '%s\n' "$1"/build/kernels/$_s /usr/src/linux-headers-$_s
 		done | while read -r _d; do
