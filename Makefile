@@ -55,6 +55,10 @@ kdir = $(firstword $(wildcard $(KERNELS_DIR)/$(1)/usr/src/linux-headers-$(1)/Mak
 KSRC := $(wildcard kernel/*.c kernel/*.h kernel/Kbuild kernel/compat/*.h kernel/compat/*.sh kernel/compat/probes/*.c) \
 	$(wildcard include/uapi/linux/netfilter/*.h)
 KMOD_W ?= 1
+# Runs a kernel build for ABI $(1): in the chroot of a newer Debian suite for a
+# kernel whose kbuild tools need it (trixie-backports' 7.x: tests/deps.sh marks
+# it), as it is for the others.
+kbuild = KERNELS_DIR=$(KERNELS_DIR) $(TOP)/tests/kbuild-chroot.sh -k $(1)
 
 .PHONY: all modules userspace man
 all: modules userspace man test-bins
@@ -67,7 +71,7 @@ $(B)/kernel/%/.built: $(KSRC) $(B)/config.mk
 	@mkdir -p $(@D)
 	@cd kernel && find . -path ./compat/gen -prune -o -type f -print | while read -r f; do \
 		mkdir -p "$(@D)/$${f%/*}" && ln -sfn "$(TOP)/kernel/$$f" "$(@D)/$$f"; done
-	$(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) NFG_VERSION=$(NFG_VERSION) modules
+	$(call kbuild,$*) $(MAKE) -C $(dir $(call kdir,$*)) M=$(@D) W=$(KMOD_W) NFG_VERSION=$(NFG_VERSION) modules
 	@touch $@
 
 .PHONY: check-style
@@ -75,7 +79,7 @@ $(B)/kernel/%/.built: $(KSRC) $(B)/config.mk
 # then the layering of the built objects (tests/layering.sh).
 check-style: modules
 	@set -o pipefail; $(foreach k,$(KABIS),echo "== sparse + W=1 $(k)" && \
-		$(MAKE) -s -C $(dir $(call kdir,$(k))) M=$(B)/kernel/$(k) C=2 W=1 modules 2>&1 | \
+		$(call kbuild,$(k)) $(MAKE) -s -C $(dir $(call kdir,$(k))) M=$(B)/kernel/$(k) C=2 W=1 modules 2>&1 | \
 			tee $(B)/kernel/$(k)/sparse.log && \
 		! grep -E '(warning|error):' $(B)/kernel/$(k)/sparse.log &&) true
 	./tests/checkpatch.sh kernel/*.c kernel/*.h kernel/compat/*.h

@@ -1211,7 +1211,7 @@ int __init nfg_rs_nl_init(void)
 	/* A longer name registers, then trips the fortify check in genl_ctrl. */
 	BUILD_BUG_ON(sizeof(NFG_RANGESET_GENL_NAME) > GENL_NAMSIZ);
 
-	nfg_rs_free_wq = alloc_workqueue("nfg_rs_free", 0, 0);
+	nfg_rs_free_wq = alloc_workqueue("nfg_rs_free", WQ_PERCPU, 0);
 	if (!nfg_rs_free_wq) {
 		err = -ENOMEM;
 		goto err_out;

@@ -553,9 +553,9 @@ static void nfg_sc_mark_listener4(struct net *net, const struct net_device *in,
 	struct sock *sk;
 
 	/* RCU (the hook's): listeners are SOCK_RCU_FREE, no reference taken */
-	sk = inet_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, NULL, 0,
-				  iph->saddr, th->source, iph->daddr, th->dest,
-				  in->ifindex, 0);
+	sk = nfg_inet_lookup_listener(net, NULL, 0,
+				      iph->saddr, th->source, iph->daddr, th->dest,
+				      in->ifindex, 0);
 	if (sk && sk->sk_state == TCP_LISTEN)
 		tcp_synq_overflow(sk);
 }
@@ -566,9 +566,9 @@ static void nfg_sc_mark_listener6(struct net *net, const struct net_device *in,
 {
 	struct sock *sk;
 
-	sk = inet6_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, NULL, 0,
-				   &ip6h->saddr, th->source, &ip6h->daddr,
-				   ntohs(th->dest), in->ifindex, 0);
+	sk = nfg_inet6_lookup_listener(net, NULL, 0,
+				       &ip6h->saddr, th->source, &ip6h->daddr,
+				       ntohs(th->dest), in->ifindex, 0);
 	if (sk && sk->sk_state == TCP_LISTEN)
 		tcp_synq_overflow(sk);
 }
@@ -579,9 +579,9 @@ static bool nfg_sc_known4(struct net *net, const struct net_device *in,
 {
 	struct sock *sk;
 
-	sk = __inet_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
-				       iph->saddr, th->source, iph->daddr,
-				       ntohs(th->dest), in->ifindex, 0);
+	sk = nfg_inet_lookup_established(net,
+					 iph->saddr, th->source, iph->daddr,
+					 ntohs(th->dest), in->ifindex, 0);
 	if (!sk)
 		return false;
 	sock_gen_put(sk);
@@ -593,9 +593,9 @@ static bool nfg_sc_known6(struct net *net, const struct net_device *in,
 {
 	struct sock *sk;
 
-	sk = __inet6_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
-					&ip6h->saddr, th->source, &ip6h->daddr,
-					ntohs(th->dest), in->ifindex, 0);
+	sk = nfg_inet6_lookup_established(net,
+					  &ip6h->saddr, th->source, &ip6h->daddr,
+					  ntohs(th->dest), in->ifindex, 0);
 	if (!sk)
 		return false;
 	sock_gen_put(sk);

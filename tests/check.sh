@@ -99,7 +99,7 @@ if [ -n "$ok" ]; then
 fi
 if [ -n "$ok" ]; then
 	echo
-	echo "######## kernels under test (newest Debian 6.1 and 6.12 that tests/deps.sh resolved): $(kabis_now)"
+	echo "######## kernels under test (newest Debian 6.1, 6.12 and trixie-backports kernel that tests/deps.sh resolved): $(kabis_now)"
 	rm -f "$logs"/*.rc
 	stage_bg unit make check-unit
 	stage_bg install make check-install
@@ -125,15 +125,27 @@ for i in "${!st_name[@]}"; do
 done
 printf '%-10s %7s\n' total $((t_end - t_all))
 
+# vm_outs ABI: the results dirs of the last VM run on ABI (tests/vm/check.sh:
+# check, and check.N when it split a kernel's cases over several boots).
+vm_outs() {
+	local d
+	for d in "$top/build/vm/$1/check" "$top/build/vm/$1"/check.[0-9]*; do
+		[ -d "$d" ] && echo "$d"
+	done
+}
+
 # case_files ABI: "PREFIX<TAB>CASE" per case of the last VM run on ABI, where
 # PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files.
 case_files() {
-	local out=$top/build/vm/$1/check n=0 c
-	[ -f "$out/cases.list" ] || return 0
-	while IFS=$'\t' read -r _ c; do
-		n=$((n + 1))
-		printf '%s\t%s\n' "$out/case.$(printf %03d "$n")" "$c"
-	done <"$out/cases.list"
+	local out n c
+	for out in $(vm_outs "$1"); do
+		[ -f "$out/cases.list" ] || continue
+		n=0
+		while IFS=$'\t' read -r _ c; do
+			n=$((n + 1))
+			printf '%s\t%s\n' "$out/case.$(printf %03d "$n")" "$c"
+		done <"$out/cases.list"
+	done
 }
 
 # Per case (VM cases on each kernel, and the self-test's boots), slowest first.
@@ -154,9 +166,11 @@ for abi in $(kabis_now); do
 		l=$(sed -n "s/^   (boot $b took \([0-9]*\)s)$/\1/p" "$top/build/vm/$abi/selftest.out" 2>/dev/null)
 		[ -z "$l" ] || printf '%s\t%s\t%s\t%s\n' "$l" "selftest boot $b" "$abi" "-" >>"$rows"
 	done
-	for f in boot_secs wall_secs; do
-		v=$(sed -n "s/^$f=//p" "$top/build/vm/$abi/check/summary" 2>/dev/null)
-		[ -z "$v" ] || printf '%s\t%s\t%s\t%s\n' "$v" "(vm guest $f)" "$abi" "-" >>"$rows"
+	for out in $(vm_outs "$abi"); do
+		for f in boot_secs wall_secs; do
+			v=$(sed -n "s/^$f=//p" "$out/summary" 2>/dev/null)
+			[ -z "$v" ] || printf '%s\t%s\t%s\t%s\n' "$v" "(vm guest $f${out##*/check})" "$abi" "-" >>"$rows"
+		done
 	done
 done
 if [ -s "$rows" ]; then
@@ -189,13 +203,15 @@ if [ -n "$fails" ] || [ "$total_f" -ne 0 ]; then
 		# A guest that oopsed (oops=panic) leaves no case dmesg: the
 		# splat is only on its console. Its first line, where it
 		# happened and the call trace, so the end of a CI log says.
-		con=$top/build/vm/$abi/check/console.log
-		if grep -qE 'Oops|BUG:|general protection|Kernel panic' "$con" 2>/dev/null; then
-			echo "--- oops on the $abi console ($con):"
-			sed -n '/Oops\|BUG:\|general protection\|Kernel panic/,$p' "$con" |
-				grep -E 'Oops|BUG:|general protection|Kernel panic|RIP:|Call Trace|Tainted|Modules linked|[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x' |
-				head -n 45 | cut -c1-200
-		fi
+		for con in $(vm_outs "$abi"); do
+			con=$con/console.log
+			if grep -qE 'Oops|BUG:|general protection|Kernel panic' "$con" 2>/dev/null; then
+				echo "--- oops on the $abi console ($con):"
+				sed -n '/Oops\|BUG:\|general protection\|Kernel panic/,$p' "$con" |
+					grep -E 'Oops|BUG:|general protection|Kernel panic|RIP:|Call Trace|Tainted|Modules linked|[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x' |
+					head -n 45 | cut -c1-200
+			fi
+		done
 	done
 fi
 echo

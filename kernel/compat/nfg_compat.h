@@ -13,13 +13,24 @@
 #include "nfg_compat_gen.h"
 
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
 #include <net/netfilter/nf_tables.h>
+#include <net/inet_hashtables.h>
+#include <net/inet6_hashtables.h>
 
 /* Timers: del_timer_sync() was renamed; use the new name everywhere. */
 #ifndef HAVE_TIMER_DELETE_SYNC
 #define timer_delete_sync(t)	del_timer_sync(t)
+#endif
+
+/*
+ * Workqueues: say WQ_PERCPU (the old default) or WQ_UNBOUND explicitly; 7.x
+ * warns when a workqueue names neither. Older kernels have no flag for it.
+ */
+#ifndef HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
 #endif
 
 /*
@@ -31,6 +42,68 @@
 #else
 #define nfg_genl_dump_attrs(cb)	(genl_dumpit_info(cb)->attrs)
 #endif
+
+/*
+ * Socket lookups by address: the inet_hashinfo argument went away (7.x:
+ * the lookups find the netns's TCP table themselves). Call sites use the
+ * newer argument list through these names; older kernels get the netns's
+ * TCP table added in front.
+ */
+static inline struct sock *
+nfg_inet_lookup_listener(struct net *net, struct sk_buff *skb, int doff,
+			 __be32 saddr, __be16 sport, __be32 daddr,
+			 __be16 dport, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_LISTENER_NO_HASHINFO
+	return inet_lookup_listener(net, skb, doff, saddr, sport, daddr, dport,
+				    dif, sdif);
+#else
+	return inet_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, skb,
+				    doff, saddr, sport, daddr, dport, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet6_lookup_listener(struct net *net, struct sk_buff *skb, int doff,
+			  const struct in6_addr *saddr, __be16 sport,
+			  const struct in6_addr *daddr, unsigned short hnum,
+			  int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_LISTENER_NO_HASHINFO
+	return inet6_lookup_listener(net, skb, doff, saddr, sport, daddr, hnum,
+				     dif, sdif);
+#else
+	return inet6_lookup_listener(net, net->ipv4.tcp_death_row.hashinfo, skb,
+				     doff, saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet_lookup_established(struct net *net, __be32 saddr, __be16 sport,
+			    __be32 daddr, u16 hnum, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_ESTABLISHED_NO_HASHINFO
+	return __inet_lookup_established(net, saddr, sport, daddr, hnum, dif,
+					 sdif);
+#else
+	return __inet_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					 saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
+
+static inline struct sock *
+nfg_inet6_lookup_established(struct net *net, const struct in6_addr *saddr,
+			     __be16 sport, const struct in6_addr *daddr,
+			     u16 hnum, int dif, int sdif)
+{
+#ifdef HAVE_INET_LOOKUP_ESTABLISHED_NO_HASHINFO
+	return __inet6_lookup_established(net, saddr, sport, daddr, hnum, dif,
+					  sdif);
+#else
+	return __inet6_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					  saddr, sport, daddr, hnum, dif, sdif);
+#endif
+}
 
 /*
  * Wait until nf_tables has released the rules it deleted (their expressions,

@@ -4,6 +4,8 @@
 # on each kernel after tests/package/check.sh left two installed trees:
 #   build/package/root-n    the bookworm chroot with version N installed
 #   build/package/root-up   the same after the upgrade to N+1
+#   (root-n-SUITE, root-up-SUITE: the same in a chroot of a newer Debian, for
+#   a kernel of that Debian: trixie-backports' 7.x)
 # (hard-link snapshots of its chroot; build/package/guest.env names N and
 # N+1). `make check` runs it in its VM stage, `make check-package` boots each
 # kernel with it itself.
@@ -45,6 +47,15 @@ pkg=$NFG_TOP/build/package
 ver=$(sed -n 's/^VER=//p' "$pkg/guest.env")
 up=$(sed -n 's/^UP=//p' "$pkg/guest.env")
 [ -n "$ver" ] && [ -n "$up" ] && [ "$ver" != "$up" ] || nfg_fail "guest.env: VER '$ver' UP '$up'"
+case " $(sed -n 's/^PKG_KABIS=//p' "$pkg/guest.env") " in
+*" $NFG_KABI "*) ;;
+*) nfg_fail "the package stage installed nothing for $NFG_KABI (build/package/*.log)" ;;
+esac
+# A kernel of a newer Debian (tests/deps.sh marks it) was installed in a chroot
+# of that suite: root-n-SUITE, root-up-SUITE.
+sfx=
+kmark=${NFG_KROOT:-$(realpath "$NFG_TOP/build/kernels/$NFG_KABI")}/.kbuild-chroot
+[ ! -f "$kmark" ] || sfx=-$(cat "$kmark")
 mods="xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE"
 xtlib=/usr/lib/x86_64-linux-gnu/xtables
 kmods=${NFG_KROOT:-$(realpath "$NFG_TOP/build/kernels/$NFG_KABI")}/lib/modules/$NFG_KABI/kernel
@@ -141,7 +152,7 @@ dropped() {
 nfg_topo_up
 
 # ------------------------------------------------------------------ version N
-root=$pkg/root-n
+root=$pkg/root-n$sfx
 enter "$root"
 userspace "$ver"
 load "$ver"
@@ -188,7 +199,7 @@ for m in $mods; do
 done
 leave
 
-root=$pkg/root-up
+root=$pkg/root-up$sfx
 enter "$root"
 userspace "$up"
 load "$up"

@@ -99,7 +99,7 @@ for abi in "${kabis[@]}"; do
 			keep=${MODS[$bug]:-xt_rangeset} &&
 			sed -i "/^obj-m += /{/${keep// /\\|}/!d}" "$d/Kbuild"	# only the modules under test
 		plant "$bug" "$d" || exit 1
-		make -s -C "$(kdir "$abi")" M="$d" modules >"$d/build.log" 2>&1 || {
+		"$top/tests/kbuild-chroot.sh" -k "$abi" make -s -C "$(kdir "$abi")" M="$d" modules >"$d/build.log" 2>&1 || {
 			cat "$d/build.log" >&2
 			echo "plant $bug: build failed for $abi" >&2
 			exit 1

@@ -5,8 +5,10 @@
 #
 # Cases: the given ones, default tests/vm/cases/*.sh. Kernels: $KABIS (env),
 # else "KABIS = ..." from build/config.mk, else the newest 6.1 and 6.12 with
-# headers and image (kabis.sh). All kernels boot at the same time. Results per
-# kernel in build/vm/ABI/check/ (run.sh output in build/vm/ABI/check.out).
+# headers and image (kabis.sh). All kernels boot at the same time (with more
+# kernels than QEMU slots, each kernel in one boot per slot, see below).
+# Results per kernel in build/vm/ABI/check/ (run.sh output in
+# build/vm/ABI/check.out), further boots of a kernel in check.N/.
 # Prints the run.sh lines of each kernel, then "N passed, N failed" over all
 # kernels; exit 0 only when everything passed (and something ran).
 set -u
@@ -35,35 +37,61 @@ else
 fi
 
 # Every kernel's guest runs at the same time (run.sh holds one QEMU slot per
-# guest; each single-threaded TCG guest uses one host CPU). Their lines are
-# shown as they come, prefixed with the ABI; build/vm/ABI/check.out keeps each
-# kernel's own output.
-echo "== VM cases on: $kabis"
+# guest and waits for one; each single-threaded TCG guest uses one host CPU).
+# When the kernels do not divide evenly among the slots (3 kernels, 2 slots),
+# each kernel's cases are split into one part per slot (every other case),
+# each part its own boot, so that no slot idles while the last kernel runs
+# alone. Their lines are shown as they come, prefixed with the ABI; results
+# of part 1 in build/vm/ABI/check (check.out), part N in check.N (check.N.out).
+slots=${NFG_VM_SLOTS:-$(nproc)}
+nk=$(wc -w <<<"$kabis")
+parts=1
+[ "$nk" -le 1 ] || [ $((nk % slots)) -eq 0 ] || parts=$slots
+[ "$parts" -le "${#cases[@]}" ] || parts=${#cases[@]}
+part_dir() { # ABI PART
+	if [ "$2" -eq 1 ]; then echo "$top/build/vm/$1/check"; else echo "$top/build/vm/$1/check.$2"; fi
+}
+msg=
+[ "$parts" -eq 1 ] || msg=" ($parts boots per kernel)"
+echo "== VM cases on: $kabis$msg"
 passed=0 failed=0 t0=$(date +%s)
-declare -A pid=()
+declare -A pid=() nparts=()
 for abi in $kabis; do
-	out=$top/build/vm/$abi/check
-	rm -f "$out/summary"
 	mkdir -p "$top/build/vm/$abi"
-	"$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${cases[@]}" 2>&1 |
-		tee "$top/build/vm/$abi/check.out" | sed -u "s/^/[$abi] /" &
-	pid[$abi]=$!
+	rm -rf "$top/build/vm/$abi"/check.[0-9]* "$top/build/vm/$abi"/check.[0-9]*.out
+	for ((p = 1; p <= parts; p++)); do
+		part=()
+		for ((i = p - 1; i < ${#cases[@]}; i += parts)); do part+=("${cases[$i]}"); done
+		out=$(part_dir "$abi" $p)
+		log=$out.out
+		rm -f "$out/summary"
+		tag=$abi
+		[ "$parts" -eq 1 ] || tag="$abi/$p"
+		"$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${part[@]}" 2>&1 |
+			tee "$log" | sed -u "s|^|[$tag] |" &
+		pid[$abi/$p]=$!
+		nparts[$abi/$p]=${#part[@]}
+	done
 done
 for abi in $kabis; do
-	wait "${pid[$abi]}"
-	out=$top/build/vm/$abi/check
-	p=$(sed -n 's/^passed=//p' "$out/summary" 2>/dev/null)
-	f=$(sed -n 's/^failed=//p' "$out/summary" 2>/dev/null)
-	last=$(tail -n 1 "$top/build/vm/$abi/check.out" 2>/dev/null)
-	if [ -z "$p" ] || [ -z "$f" ]; then
-		# run.sh refused to run (usage/setup error): every case failed.
-		p=0 f=${#cases[@]}
-	elif [ "$last" != "$p passed, $f failed" ]; then
-		# run.sh did not finish normally (its last line is its tally)
-		[ "$f" -gt 0 ] || f=1
-	fi
-	echo "== $abi: $p passed, $f failed"
-	passed=$((passed + p)) failed=$((failed + f))
+	ap=0 af=0
+	for ((p = 1; p <= parts; p++)); do
+		wait "${pid[$abi/$p]}"
+		out=$(part_dir "$abi" $p)
+		pp=$(sed -n 's/^passed=//p' "$out/summary" 2>/dev/null)
+		f=$(sed -n 's/^failed=//p' "$out/summary" 2>/dev/null)
+		last=$(tail -n 1 "$out.out" 2>/dev/null)
+		if [ -z "$pp" ] || [ -z "$f" ]; then
+			# run.sh refused to run (usage/setup error): every case failed.
+			pp=0 f=${nparts[$abi/$p]}
+		elif [ "$last" != "$pp passed, $f failed" ]; then
+			# run.sh did not finish normally (its last line is its tally)
+			[ "$f" -gt 0 ] || f=1
+		fi
+		ap=$((ap + pp)) af=$((af + f))
+	done
+	echo "== $abi: $ap passed, $af failed"
+	passed=$((passed + ap)) failed=$((failed + af))
 done
 echo "== all kernels ($kabis), $(($(date +%s) - t0))s"
 echo "$passed passed, $failed failed"

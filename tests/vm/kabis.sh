@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # nfg_vm_kabis TOP: print the kernel ABIs to test, space separated:
 # $KABIS if set, else "KABIS = ..." from TOP/build/config.mk, else the newest
-# 6.1 and 6.12 Debian kernels with headers (build/kernels/ABI/usr/src or
+# 6.1, 6.12 and later (7.x from trixie-backports) Debian kernels with headers (build/kernels/ABI/usr/src or
 # /usr/src) and an image (build/kernels/ABI/boot or /boot).
 nfg_vm_kabis() {
 	if [ -n "${KABIS:-}" ]; then
@@ -16,8 +16,12 @@ nfg_vm_kabis() {
 		fi
 	fi
 	_k=
-	for _series in '6.1.[0-9]*-amd64' '6.12.[0-9]*-amd64'; do
-		_new=$(for _d in "$1"/build/kernels/$_series /usr/src/linux-headers-$_series; do
+	# the newest series: any after 6.12 (trixie-backports' 7.x)
+	for _series in '6.1.[0-9]*-amd64' '6.12.[0-9]*-amd64' '6.1[3-9].[0-9]*-amd64 [7-9].[0-9]*-amd64'; do
+		# shellcheck disable=SC2086 # the series are globs
+		_new=$(for _s in $_series; do
+			printf '%s\n' "$1"/build/kernels/$_s /usr/src/linux-headers-$_s
+		done | while read -r _d; do
 			_a=${_d##*/}
 			_a=${_a#linux-headers-}
 			{ [ -f "$1/build/kernels/$_a/usr/src/linux-headers-$_a/Makefile" ] ||

@@ -79,7 +79,8 @@ selftest_kernel() { # ABI: all detections on one kernel; prints passed=/failed= 
 	rm -rf "$sdir"
 	mkdir -p "$sdir"
 	cp "$st/splat/nfg_splat.c" "$st/splat/Kbuild" "$sdir/"
-	if make -C "$kdir" M="$sdir" modules >"$sdir/build.log" 2>&1 && [ -f "$sdir/nfg_splat.ko" ]; then
+	if "$top/tests/kbuild-chroot.sh" -k "$abi" make -C "$kdir" M="$sdir" modules >"$sdir/build.log" 2>&1 &&
+		[ -f "$sdir/nfg_splat.ko" ]; then
 		ok "built nfg_splat.ko against $kdir"
 	else
 		tail -n 20 "$sdir/build.log"
