@@ -76,59 +76,81 @@
  * packet path does neither. A set used by a RANGESET rule has a bounded
  * hash of dynamic entries (struct nfg_rs_dyn, allocated by the rule's
  * checkentry): masked address + prefix length + expiry, or a delete
- * marker. Chains are RCU singly linked lists; writers of a chain (the
- * packet path, the fold, flush) take its bucket's lock, one of at most 256
- * hashed spinlocks, so CPUs adding different addresses rarely meet and no
- * lock is shared by all CPUs. The entry count is an atomic, reserved with
- * a compare-and-swap loop so that the array's ranges plus the dynamic
- * entries never exceed maxelem (a full set refuses and counts it).
+ * marker, and a sequence number (seq, from one per-set atomic64) giving
+ * the order of the packet-path changes. Chains are RCU singly linked
+ * lists; writers of a chain (the packet path, the fold, flush) take its
+ * bucket's lock, one of at most 256 hashed spinlocks, so CPUs adding
+ * different addresses rarely meet and no lock is shared by all CPUs.
  *
- * Lookups consult the hash after the array, and only while a bitmap of
- * the prefix lengths in use is not empty; they probe only those lengths,
- * longest first. The first entry found decides: a live entry matches, a
- * delete marker does not, an expired entry counts as absent. The bit of a
+ * Every entry in the hash is a change made after the array it lies over
+ * was built, so a lookup consults the hash after the array, while a
+ * bitmap of the prefix lengths in use is not empty: it probes only those
+ * lengths, and among the entries covering the address the latest (highest
+ * seq) decides: a live entry matches, a delete marker does not, an expired
+ * entry counts as absent; with none, the array decides. The bit of a
  * length is set before its first entry is linked (rcu_assign_pointer()
  * orders the two), so an entry is visible to every lookup that starts
  * after its add returned, on any CPU; it is cleared when the length's
  * per-length count drops to 0 (test_and_clear_bit() then a re-check, so a
  * racing add puts it back).
  *
- * A packet-path add of what the array already holds (unexpired, not under
- * a marker) does nothing, unless --exist; re-adding a dynamic entry
- * leaves its expiry alone unless --exist or it has expired (ipset's
- * semantics). A packet-path delete turns a dynamic entry of exactly that
- * prefix into a delete marker (a fold may have published it into the
- * array already); with no entry, it links a marker if the array holds
- * any part of the prefix (read under the bucket lock, after any fold
- * that removed the entry published it). Lookups miss inside at once.
+ * Room. Adds take a slot of maxelem (dyn->count) with a compare-and-swap
+ * loop against the published array's count, so that ranges plus pending
+ * adds never exceed maxelem (a full set refuses and counts it). A control
+ * plane publication that grows the array charges its growth to the same
+ * counter while it publishes, and a packet-path reservation checks the
+ * array again after its (fully ordered) cmpxchg: one of the two always
+ * sees the other, so they never overshoot together. Delete markers never
+ * take a slot: they have their own budget (maxelem markers pending), a
+ * full set takes them, and the fold always applies them; a delete that
+ * splits a range may leave the set over maxelem by that split (adds are
+ * refused until it is back under). An add whose fold would split a range
+ * of another expiry in three (two slots for the one it reserved) is
+ * dropped and counted as a refusal when the set has no room for that.
  *
- * Folding moves the hash into the tree: copy the entries (under RCU),
- * apply them shortest prefix first (so a longer prefix wins, as in the
- * lookup) as adds with their expiries (the later expiry wins, as for the
- * control plane) and markers as deletes, publish once, then unlink the
- * copied entries unless the packet path changed them meanwhile (folded
- * again next time: that only extends). An add may need more room in the
- * tree than the one slot it reserved (splitting a range of another expiry
- * takes two); a marker never does (splitting a range takes one). If the
- * batch would overflow maxelem, it is applied again with the markers and
- * only the adds whose worst case still fits, the others dropped and
- * counted as refusals, and if even that overflows (a prefix over several
- * ranges), with none: a full set never wedges its fold, its expiry or the
- * control plane. On -ENOMEM nothing changes and the entries keep matching
- * from the hash. The set's fold
- * work (rangeset_nl.c) runs a tick after the first packet-path change, so
- * a flood costs one publication per tick at most; the expiry work folds
- * too (dropping expired entries, counted as expiries), into the same
- * publication as the ranges it expires. ADD, DEL, TEST, SWAP and LIST's
- * snapshot fold first, under the set's lock, so they see and act on the
- * whole set; FLUSH and the set's release drop the entries. The hash stays
- * with the set (its name, which the RANGESET rules use): SWAP folds both
- * sets first, so the entries travel with the contents.
+ * A packet-path add of what the array already holds (unexpired) does
+ * nothing while no delete marker is pending (one could lie inside the
+ * prefix), unless --exist; re-adding a live dynamic entry leaves its
+ * expiry alone unless --exist or it has expired (ipset's semantics). A
+ * packet-path delete turns a dynamic entry of exactly that prefix into a
+ * delete marker; with no entry, it links a marker if the array holds any
+ * part of the prefix or any add is pending (it may lie inside). Either
+ * way the marker is the latest change: lookups miss inside it at once,
+ * whatever the lengths of the entries under it.
+ *
+ * Folding moves the hash into the tree: copy the entries (each bucket
+ * under its lock), sort them by seq, apply them in that order as adds
+ * with their expiries (the later expiry wins, as for the control plane)
+ * and markers as deletes, so the tree ends where the lookups were; entries
+ * expired by then are dropped (counted as expiries). Then publish once,
+ * bump the set's generation (core->gen), and unlink the copied entries
+ * unless the packet path changed them meanwhile (a new seq: folded again
+ * next time). A lookup, and the packet path's reads of the array, read the
+ * generation before the array and again after the hash and retry if it
+ * moved: a reader that loaded the old array and then probed the hash
+ * after the unlink would see neither the old entry nor its folded range.
+ * If the adds would overflow maxelem, the batch is applied again with
+ * only the adds whose worst case still fits, and then with the markers
+ * alone: a full set never wedges its fold, its expiry or the control
+ * plane. On -ENOMEM nothing changes and the entries keep deciding from the
+ * hash; the expiry work then expires the tree's ranges without the fold.
+ * The set's fold work (rangeset_nl.c) runs a tick after the first
+ * packet-path change, so a flood costs one publication per tick at most;
+ * the expiry work folds too, into the same publication as the ranges it
+ * expires. ADD, DEL, TEST, SWAP and LIST's snapshot fold first (at the
+ * current jiffies64, so expired entries are dropped, not brought back),
+ * under the set's lock, so they see and act on the whole set; FLUSH and
+ * the set's release drop the entries. The hash stays with the set (its
+ * name, which the RANGESET rules use): SWAP folds both sets first, so the
+ * entries travel with the contents.
  *
  * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
  * memcg (there is no process to charge in softirq; the hash itself is
  * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
- * call_rcu(). Each entry and each hash counts in nfg_rs_live_objects.
+ * call_rcu(). The fold's and the expiry's allocations are
+ * GFP_KERNEL_ACCOUNT: rangeset_nl.c runs those works with the set
+ * creator's memcg active. Each entry and each hash counts in
+ * nfg_rs_live_objects.
  *
  * Full-space edges: "+ 1" and "- 1" on keys are only done where the
  * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
@@ -143,6 +165,7 @@
 #include <linux/bitops.h>
 #include <linux/errno.h>
 #include <linux/jhash.h>
+#include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -153,11 +176,22 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>
 
 #include "rangeset_core.h"
+
+/*
+ * Points where the unit tests (tests/unit) force an interleaving: they run
+ * a control-plane operation there, as another CPU could. Nothing in the
+ * kernel.
+ */
+enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE };
+#ifndef NFG_RS_RACE_POINT
+#define NFG_RS_RACE_POINT(core, where)	do { (void)(core); (void)(where); } while (0)
+#endif
 
 /* Long control-plane loops give the CPU away this often. */
 #define NFG_RS_RESCHED_EVERY	1024
@@ -452,13 +486,15 @@ static struct nfg_rs_dent *rs_dyn_find(const struct nfg_rs_dyn *dyn, u32 b,
 }
 
 /*
- * Longest-prefix probe of the dynamic entries for @addr, under RCU: 1 if
- * a live entry covers it, 0 if a delete marker does, -1 if none does
- * (the array decides). Expired entries count as absent.
+ * Probe of the dynamic entries for @addr, under RCU: 1 if the latest
+ * (highest seq) entry covering it adds, 0 if it is a delete marker, -1 if
+ * none covers it (the array decides). Expired entries count as absent.
  */
 static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
 			const struct nfg_rs_key *addr, bool v6, u64 now)
 {
+	u64 best = 0;
+	int ret = -1;
 	int w;
 
 	for (w = BITS_TO_LONGS(NFG_RS_DYN_PLENS) - 1; w >= 0; w--) {
@@ -469,7 +505,8 @@ static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
 			u8 plen = w * BITS_PER_LONG + bit;
 			struct nfg_rs_key key = *addr;
 			struct nfg_rs_dent *e;
-			u64 exp;
+			u64 seq, exp;
+			u8 del;
 
 			bits &= ~BIT(bit);
 			nfg_rs_key_mask(&key, plen, v6);
@@ -477,14 +514,46 @@ static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
 					&key, plen);
 			if (!e)
 				continue;
-			if (READ_ONCE(e->del))
-				return 0;
+			seq = READ_ONCE(e->seq);
+			if (seq <= best)
+				continue;
+			del = READ_ONCE(e->del);
 			exp = READ_ONCE(e->expires);
-			if (!exp || exp > now)
-				return 1;
+			if (!del && exp && exp <= now)
+				continue;
+			best = seq;
+			ret = !del;
 		}
 	}
-	return -1;
+	return ret;
+}
+
+/*
+ * Generation read before the array: with rs_gen_changed() after the
+ * hash, it brackets a reader's view of the set (see nfg_rs_core.gen).
+ */
+static u32 rs_gen_begin(const struct nfg_rs_core *core)
+{
+	u32 gen = READ_ONCE(core->gen);
+
+	smp_rmb();	/* gen before arr; pairs with rs_gen_bump() */
+	return gen;
+}
+
+static bool rs_gen_changed(const struct nfg_rs_core *core, u32 gen)
+{
+	smp_rmb();	/* the hash before gen; pairs with rs_gen_bump() */
+	return READ_ONCE(core->gen) != gen;
+}
+
+/*
+ * After publishing @arr, before unlinking what it holds. Under core->lock.
+ * The unlinks' rcu_assign_pointer() orders the bump before them.
+ */
+static void rs_gen_bump(struct nfg_rs_core *core)
+{
+	smp_wmb();	/* arr before gen */
+	WRITE_ONCE(core->gen, core->gen + 1);
 }
 
 static bool rs_core_lookup(struct nfg_rs_core *core,
@@ -492,20 +561,26 @@ static bool rs_core_lookup(struct nfg_rs_core *core,
 {
 	const struct nfg_rs_dyn *dyn;
 	bool hit;
+	u32 gen;
 	int d;
 
 	rcu_read_lock();
-	if (core->v6)
-		hit = nfg_rs_array_lookup6(rcu_dereference(core->arr), key);
-	else
-		hit = nfg_rs_array_lookup4(rcu_dereference(core->arr),
-					   (u32)key->lo);
-	dyn = rcu_dereference(core->dyn);
-	if (dyn && rs_dyn_any(dyn)) {
-		d = rs_dyn_probe(dyn, key, core->v6, now);
-		if (d >= 0)
-			hit = d;
-	}
+	do {
+		gen = rs_gen_begin(core);
+		if (core->v6)
+			hit = nfg_rs_array_lookup6(rcu_dereference(core->arr),
+						   key);
+		else
+			hit = nfg_rs_array_lookup4(rcu_dereference(core->arr),
+						   (u32)key->lo);
+		NFG_RS_RACE_POINT(core, RS_RACE_LOOKUP);
+		dyn = rcu_dereference(core->dyn);
+		if (dyn && rs_dyn_any(dyn)) {
+			d = rs_dyn_probe(dyn, key, core->v6, now);
+			if (d >= 0)
+				hit = d;
+		}
+	} while (dyn && rs_gen_changed(core, gen));
 	rcu_read_unlock();
 
 	this_cpu_inc(core->stats->lookups);
@@ -602,25 +677,47 @@ static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
 }
 
 /*
- * Reserve room for one entry: ranges in the published array plus dynamic
- * entries stay <= maxelem. A compare-and-swap loop, so that concurrent
- * adds on several CPUs never overshoot together.
+ * Reserve a slot of maxelem for one entry: ranges in the published array
+ * plus @count stay <= maxelem. A compare-and-swap loop, so that adds on
+ * several CPUs never overshoot together; the array is read again after
+ * the (fully ordered) cmpxchg, because a control-plane publication may
+ * have grown it and given its charge back meanwhile (rs_room_charge()):
+ * the reservation stands only if it still fits.
  */
 static bool rs_dyn_reserve(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
 {
-	const struct nfg_rs_array *arr = rcu_dereference(core->arr);
-	u64 used = arr ? arr->count : 0;
 	u32 max = READ_ONCE(core->maxelem);
-	int c = atomic_read(&dyn->count), old;
+	const struct nfg_rs_array *arr;
+	int c, old;
+	u64 used;
 
+	c = atomic_read(&dyn->count);
 	for (;;) {
+		arr = rcu_dereference(core->arr);
+		used = arr ? arr->count : 0;
+		NFG_RS_RACE_POINT(core, RS_RACE_RESERVE);
 		if (used + (u32)c >= max)
 			return false;
 		old = atomic_cmpxchg(&dyn->count, c, c + 1);
 		if (old == c)
-			return true;
+			break;
 		c = old;
 	}
+	arr = rcu_dereference(core->arr);
+	if ((u64)(arr ? arr->count : 0) + (u32)c + 1 > max) {
+		atomic_dec(&dyn->count);
+		return false;
+	}
+	return true;
+}
+
+/* A delete marker's own budget: at most maxelem of them. */
+static bool rs_dyn_mark_room(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
+{
+	if ((u32)atomic_inc_return(&dyn->marks) <= READ_ONCE(core->maxelem))
+		return true;
+	atomic_dec(&dyn->marks);
+	return false;
 }
 
 static void rs_dent_free_rcu(struct rcu_head *head)
@@ -629,7 +726,10 @@ static void rs_dent_free_rcu(struct rcu_head *head)
 	atomic_dec(&nfg_rs_live_objects);
 }
 
-/* Link a new entry in bucket @b; under the bucket's lock, room reserved. */
+/*
+ * Link a new entry in bucket @b; under the bucket's lock, its slot (add)
+ * or mark (marker) taken, and given back here on failure.
+ */
 static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 		       const struct nfg_rs_key *key, u8 plen, u64 expires,
 		       bool del)
@@ -642,14 +742,17 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	 */
 	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
 	if (!e) {
-		atomic_dec(&dyn->count);
+		atomic_dec(del ? &dyn->marks : &dyn->count);
 		return -ENOMEM;
 	}
 	atomic_inc(&nfg_rs_live_objects);
+	atomic_inc(&dyn->entries);
 	e->key = *key;
 	e->plen = plen;
 	e->expires = expires;
 	e->del = del;
+	e->charged = !del;
+	e->seq = atomic64_inc_return(&dyn->seq);
 	/* The bit goes up first: a lookup that finds the entry probes it. */
 	rs_dyn_pfx_get(dyn, plen);
 	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
@@ -667,13 +770,37 @@ static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
 		if (cur == e) {
 			rcu_assign_pointer(*pp, rcu_dereference(e->next));
 			rs_dyn_pfx_put(dyn, e->plen);
-			atomic_dec(&dyn->count);
+			if (e->charged)
+				atomic_dec(&dyn->count);
+			if (e->del)
+				atomic_dec(&dyn->marks);
+			atomic_dec(&dyn->entries);
 			call_rcu(&e->rcu, rs_dent_free_rcu);
 			return;
 		}
 		pp = &cur->next;
 	}
 	WARN_ON_ONCE(1);
+}
+
+/* Give the entry a new place in the order of changes; under its lock. */
+static void rs_dent_touch(struct nfg_rs_dyn *dyn, struct nfg_rs_dent *e)
+{
+	WRITE_ONCE(e->seq, atomic64_inc_return(&dyn->seq));
+}
+
+/* Look up the set's hash and the bucket lock of (@key, @plen); under RCU. */
+static struct nfg_rs_dyn *rs_dyn_get(struct nfg_rs_core *core,
+				     const struct nfg_rs_key *key, u8 plen,
+				     u32 *b, spinlock_t **lock)
+{
+	struct nfg_rs_dyn *dyn = rcu_dereference(core->dyn);
+
+	if (WARN_ON_ONCE(!dyn))
+		return NULL;
+	*b = rs_dyn_bucket(dyn, key, plen);
+	*lock = &dyn->locks[*b & dyn->lmask];
+	return dyn;
 }
 
 /**
@@ -696,42 +823,64 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		   u8 plen, u64 expires, bool exist, u64 now)
 {
 	struct nfg_rs_key key = *addr, end;
-	struct nfg_rs_dent *e;
-	struct nfg_rs_dyn *dyn;
 	int ret = NFG_RS_DYN_NOOP;
 	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-	u32 b;
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	bool covered;
+	u32 b, gen;
 
 	nfg_rs_key_mask(&key, plen, core->v6);
+	rs_key_prefix_end(&end, &key, plen, core->v6);
 	rcu_read_lock();
-	dyn = rcu_dereference(core->dyn);
-	if (WARN_ON_ONCE(!dyn)) {
+	dyn = rs_dyn_get(core, &key, plen, &b, &lock);
+	if (!dyn) {
 		rcu_read_unlock();
 		return -EINVAL;
 	}
-	b = rs_dyn_bucket(dyn, &key, plen);
-	lock = &dyn->locks[b & dyn->lmask];
 	spin_lock_bh(lock);
 	e = rs_dyn_find(dyn, b, &key, plen);
 	if (e) {
-		u64 exp = READ_ONCE(e->expires);
+		u64 exp = e->expires;
 
-		if (READ_ONCE(e->del) || exist || (exp && exp <= now)) {
-			WRITE_ONCE(e->expires, expires);
-			WRITE_ONCE(e->del, 0);
-			ret = NFG_RS_DYN_DONE;
+		/*
+		 * Live and no marker anywhere that could be later than it:
+		 * present. Otherwise the add becomes the latest change.
+		 */
+		if (!e->del && !exist && !(exp && exp <= now) &&
+		    !atomic_read(&dyn->marks))
+			goto out;
+		if (e->del && !e->charged) {
+			if (!rs_dyn_reserve(core, dyn)) {
+				ret = -ENOSPC;
+				goto out;
+			}
+			WRITE_ONCE(e->charged, 1);
 		}
+		if (e->del || exist || (exp && exp <= now))
+			WRITE_ONCE(e->expires, expires);
+		if (e->del) {
+			WRITE_ONCE(e->del, 0);
+			atomic_dec(&dyn->marks);
+		}
+		rs_dent_touch(dyn, e);
+		ret = NFG_RS_DYN_DONE;
 		goto out;
 	}
-	rs_key_prefix_end(&end, &key, plen, core->v6);
 	/*
-	 * Already in the array and not under a delete marker (of another
-	 * length; probed at both ends of the prefix): nothing to add.
+	 * Already in the array, unexpired, and no delete marker anywhere
+	 * (one could be inside the prefix): nothing to add. The generation
+	 * brackets the reads: a fold that published the array and unlinked
+	 * a marker meanwhile makes us look again.
 	 */
-	if (!exist && rs_array_covers(rcu_dereference(core->arr), &key, &end,
-				      now) &&
-	    rs_dyn_probe(dyn, &key, core->v6, now) &&
-	    rs_dyn_probe(dyn, &end, core->v6, now))
+	do {
+		gen = rs_gen_begin(core);
+		covered = !exist && !atomic_read(&dyn->marks) &&
+			  rs_array_covers(rcu_dereference(core->arr), &key,
+					  &end, now);
+		NFG_RS_RACE_POINT(core, RS_RACE_ADD);
+	} while (rs_gen_changed(core, gen));
+	if (covered)
 		goto out;
 	if (!rs_dyn_reserve(core, dyn)) {
 		ret = -ENOSPC;
@@ -758,52 +907,58 @@ out:
  *
  * A dynamic entry of exactly that prefix becomes a delete marker (the
  * fold that copied it may have published it already); without one, a
- * marker is linked if the array holds any part of the prefix. Lookups
- * miss inside it from now on, and the next fold deletes the prefix from
- * the tree (and drops the marker).
+ * marker is linked if the array holds any part of the prefix or any add
+ * is pending (it may be inside). The marker is the latest change: lookups
+ * miss inside it from now on, entries of other prefix lengths included,
+ * and the next fold deletes the prefix from the tree (and drops the
+ * marker). Deletes never take a slot of maxelem: a full set takes them.
  *
- * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC or
- * -ENOMEM (no room for a marker; counted as a refusal).
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC
+ * (maxelem markers pending) or -ENOMEM (counted as refusals).
  */
 int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		   u8 plen)
 {
 	struct nfg_rs_key key = *addr, end;
-	const struct nfg_rs_array *arr;
-	struct nfg_rs_dent *e;
-	struct nfg_rs_dyn *dyn;
 	int ret = NFG_RS_DYN_NOOP;
 	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-	u32 b;
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	bool some;
+	u32 b, gen;
 
 	nfg_rs_key_mask(&key, plen, core->v6);
 	rs_key_prefix_end(&end, &key, plen, core->v6);
 	rcu_read_lock();
-	dyn = rcu_dereference(core->dyn);
-	if (WARN_ON_ONCE(!dyn)) {
+	dyn = rs_dyn_get(core, &key, plen, &b, &lock);
+	if (!dyn) {
 		rcu_read_unlock();
 		return -EINVAL;
 	}
-	b = rs_dyn_bucket(dyn, &key, plen);
-	lock = &dyn->locks[b & dyn->lmask];
 	spin_lock_bh(lock);
 	e = rs_dyn_find(dyn, b, &key, plen);
 	if (e) {
-		if (READ_ONCE(e->del))
+		/* A marker that is still the latest change: nothing to do. */
+		if (e->del && e->seq == (u64)atomic64_read(&dyn->seq))
 			goto out;
-		WRITE_ONCE(e->del, 1);
-		WRITE_ONCE(e->expires, 0);
+		if (!e->del) {
+			/* it keeps its slot (if charged): no room needed */
+			atomic_inc(&dyn->marks);
+			WRITE_ONCE(e->del, 1);
+			WRITE_ONCE(e->expires, 0);
+		}
+		rs_dent_touch(dyn, e);
 		ret = NFG_RS_DYN_DONE;
 		goto out;
 	}
-	/*
-	 * Under the lock: a fold unlinks an entry only after publishing
-	 * it, so an entry gone from the bucket is in this array.
-	 */
-	arr = rcu_dereference(core->arr);
-	if (!rs_array_overlaps(arr, &key, &end))
+	do {
+		gen = rs_gen_begin(core);
+		some = atomic_read(&dyn->count) ||
+		       rs_array_overlaps(rcu_dereference(core->arr), &key, &end);
+	} while (rs_gen_changed(core, gen));
+	if (!some)
 		goto out;
-	if (!rs_dyn_reserve(core, dyn)) {
+	if (!rs_dyn_mark_room(core, dyn)) {
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -828,7 +983,7 @@ bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
 
 	rcu_read_lock();
 	dyn = rcu_dereference(core->dyn);
-	ret = dyn && atomic_read(&dyn->count);
+	ret = dyn && atomic_read(&dyn->entries);
 	rcu_read_unlock();
 	return ret;
 }
@@ -1123,7 +1278,10 @@ static u64 rs_tree_next_expiry(const struct rb_root *root)
 	return next;
 }
 
-/* Rebuild the packet-path array from the tree and publish it. */
+/*
+ * Rebuild the packet-path array from the tree and publish it, then bump
+ * the generation (see nfg_rs_core.gen).
+ */
 static int rs_publish(struct nfg_rs_core *core)
 {
 	struct nfg_rs_array *new = NULL, *old;
@@ -1138,9 +1296,53 @@ static int rs_publish(struct nfg_rs_core *core)
 	}
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	rcu_assign_pointer(core->arr, new);
+	rs_gen_bump(core);
 	WRITE_ONCE(core->next_expiry, next);
 	nfg_rs_array_put(old);
 	return 0;
+}
+
+/*
+ * Publish the tree if its count fits: published ranges + the slots the
+ * dynamic entries hold (less @allow: slots of entries this publication
+ * folds, and splits made by deletes, which never need room) within
+ * maxelem; @force publishes regardless (a fold of deletes only). The
+ * array's growth is charged to dyn->count while it is published (a
+ * compare-and-swap, as rs_dyn_reserve() does), so that a packet-path
+ * reservation that read the old array cannot take the same room. Under
+ * core->lock for writing.
+ *
+ * Return: 0, -ENOSPC or -ENOMEM (nothing published).
+ */
+static int rs_publish_charged(struct nfg_rs_core *core, u32 allow, bool force)
+{
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_dyn *dyn;
+	s64 grow;
+	int c, old, err;
+
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	grow = (s64)core->count - (arr ? arr->count : 0);
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	if (!dyn || grow <= 0) {
+		if (!force && grow > 0 && core->count > (u64)core->maxelem + allow)
+			return -ENOSPC;
+		return rs_publish(core);
+	}
+	c = atomic_read(&dyn->count);
+	for (;;) {
+		if (!force && (u64)core->count + (u32)c >
+		    (u64)core->maxelem + allow)
+			return -ENOSPC;
+		old = atomic_cmpxchg(&dyn->count, c, c + (int)grow);
+		if (old == c)
+			break;
+		c = old;
+	}
+	err = rs_publish(core);
+	smp_mb();	/* the new array before the charge goes back */
+	atomic_sub((int)grow, &dyn->count);
+	return err;
 }
 
 /*
@@ -1191,29 +1393,41 @@ static void rs_rollback(struct nfg_rs_update *u)
 struct rs_fold_ent {
 	struct nfg_rs_key	key;
 	u64			expires;
+	u64			seq;
 	u8			plen;
 	u8			del;
+	u8			charged;
 };
 
 struct rs_fold {
 	struct rs_fold_ent	*ents;
 	u32			n;
+	u32			charged;	/* copies holding a slot */
+	u32			splits;		/* ranges added by deletes */
 	u32			expired;	/* entries dropped as expired */
 	u32			refused;	/* entries dropped: no room */
-	DECLARE_BITMAP(seen, NFG_RS_DYN_PLENS);	/* their prefix lengths */
 };
 
 /* How much of the batch a fold applies: see "Dynamic entries" above. */
 enum rs_fold_mode {
 	RS_FOLD_ALL,
 	RS_FOLD_FITTING,	/* markers, and adds whose worst case fits */
-	RS_FOLD_NONE,		/* every entry refused */
+	RS_FOLD_MARKERS,	/* markers only: every add refused */
 };
 
+static int rs_fold_ent_cmp(const void *a, const void *b)
+{
+	u64 x = ((const struct rs_fold_ent *)a)->seq;
+	u64 y = ((const struct rs_fold_ent *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Copy the dynamic entries into @f. Under core->lock for writing. The
- * hash is left as it is: rs_fold_finish() removes the copied entries once
- * the caller has published the result.
+ * Copy the dynamic entries into @f, in the order of their changes. Under
+ * core->lock for writing; each bucket under its lock, so that an entry's
+ * fields are copied whole. The hash is left as it is: rs_fold_finish()
+ * removes the copied entries once the caller has published the result.
  */
 static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 {
@@ -1223,100 +1437,90 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 
 	memset(f, 0, sizeof(*f));
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
-	if (!dyn || !atomic_read(&dyn->count))
+	if (!dyn || !atomic_read(&dyn->entries))
 		return 0;
 	/* Entries added while we copy wait for the next fold. */
-	cap = atomic_read(&dyn->count);
-	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL);
+	cap = atomic_read(&dyn->entries);
+	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL_ACCOUNT);
 	if (!f->ents)
 		return -ENOMEM;
 	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
+		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
+
+		if (!rcu_access_pointer(dyn->buckets[b]))
+			continue;
 		rcu_read_lock();
+		spin_lock_bh(lock);
 		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
 		     e = rcu_dereference(e->next)) {
 			struct rs_fold_ent *c = &f->ents[f->n++];
 
 			c->key = e->key;
 			c->plen = e->plen;
-			c->expires = READ_ONCE(e->expires);
-			c->del = READ_ONCE(e->del);
-			__set_bit(c->plen, f->seen);
+			c->expires = e->expires;
+			c->seq = e->seq;
+			c->del = e->del;
+			c->charged = e->charged;
+			f->charged += e->charged;
 		}
+		spin_unlock_bh(lock);
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
+	sort(f->ents, f->n, sizeof(*f->ents), rs_fold_ent_cmp, NULL);
 	return 0;
 }
 
-/* Dynamic entries that stay after the fold @f removes its copies. */
-static u32 rs_fold_left(struct nfg_rs_core *core, const struct rs_fold *f)
-{
-	const struct nfg_rs_dyn *dyn;
-	u32 c;
-
-	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
-	if (!dyn)
-		return 0;
-	c = atomic_read(&dyn->count);
-	return c > f->n ? c - f->n : 0;
-}
-
 /*
- * Apply the copied entries to the tree in the request @u, shortest
- * prefixes first, so that a longer prefix wins where two overlap, as it
- * does in rs_dyn_probe(). Entries expired at @now (0: none is) are
- * dropped, not folded. @mode: which entries are applied, the others are
- * counted as refused. Under core->lock for writing.
+ * Apply the copied entries to the tree in the request @u, in the order
+ * of their changes, so that the latest change wins where two overlap, as
+ * it does in rs_dyn_probe(). Entries expired at @now (0: none is) are
+ * dropped, not folded. @mode: which adds are applied, the others are
+ * counted as refused; markers always are. Under core->lock for writing.
  */
 static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 			 enum rs_fold_mode mode)
 {
 	struct nfg_rs_core *core = u->core;
-	u32 left = rs_fold_left(core, f), marks = 0, i;
+	const struct nfg_rs_dyn *dyn;
 	struct nfg_rs_range r;
-	int plen, err;
+	u32 others, before, i;
+	int err;
 
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	/* slots held by entries this fold does not apply */
+	others = dyn ? (u32)atomic_read(&dyn->count) : 0;
+	others = others > f->charged ? others - f->charged : 0;
+	f->splits = 0;
 	f->expired = 0;
 	f->refused = 0;
-	/* room kept for the markers still to apply: one each */
-	for (i = 0; i < f->n; i++)
-		marks += f->ents[i].del;
-	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
-		if (!test_bit(plen, f->seen))
-			continue;
-		for (i = 0; i < f->n; i++) {
-			const struct rs_fold_ent *c = &f->ents[i];
+	for (i = 0; i < f->n; i++) {
+		const struct rs_fold_ent *c = &f->ents[i];
 
-			if (c->plen != plen)
-				continue;
-			if (!c->del && now && c->expires && c->expires <= now) {
-				f->expired++;
-				continue;
-			}
-			/*
-			 * A marker needs at most the slot it reserved (it
-			 * splits a range in two); an add may split one in
-			 * three.
-			 */
-			if (c->del)
-				marks--;
-			if (mode == RS_FOLD_NONE ||
-			    (mode == RS_FOLD_FITTING && !c->del &&
-			     (u64)core->count + 2 + marks + left >
-			     core->maxelem)) {
-				f->refused++;
-				continue;
-			}
-			r.start = c->key;
-			rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
-			r.expires = c->expires;
-			err = c->del ? rs_del(u, &r) : rs_add(u, &r);
-			if (err)
-				return err;
-			if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
-				cond_resched();
+		if (!c->del && now && c->expires && c->expires <= now) {
+			f->expired++;
+			continue;
 		}
+		/* An add may split a range of another expiry in three. */
+		if (!c->del && (mode == RS_FOLD_MARKERS ||
+				(mode == RS_FOLD_FITTING &&
+				 (u64)core->count + 2 + others >
+				 (u64)core->maxelem + f->splits))) {
+			f->refused++;
+			continue;
+		}
+		r.start = c->key;
+		rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
+		r.expires = c->expires;
+		before = core->count;
+		err = c->del ? rs_del(u, &r) : rs_add(u, &r);
+		if (err)
+			return err;
+		if (c->del && core->count > before)
+			f->splits += core->count - before;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
 	}
 	return 0;
 }
@@ -1324,8 +1528,7 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 /*
  * After the caller published the tree with the fold applied (@ok), remove
  * from the hash each entry the fold copied, unless the packet path changed
- * it meanwhile (a refreshed expiry, an entry turned into a marker): that
- * one is folded again next time, which only extends what is there.
+ * it meanwhile (a later seq): that one is folded again next time.
  */
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
@@ -1344,7 +1547,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		rcu_read_lock();
 		spin_lock_bh(lock);
 		e = rs_dyn_find(dyn, b, &c->key, c->plen);
-		if (e && e->del == c->del && e->expires == c->expires)
+		if (e && e->seq == c->seq)
 			rs_dyn_unlink(dyn, b, e);
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
@@ -1383,9 +1586,10 @@ static u32 rs_expire_nodes(struct nfg_rs_update *u, u64 now)
 /*
  * Fold and publish, in one publication with the expiry of the ranges
  * expired at @now if @expired is given (set to the ranges and entries
- * expired). Under core->lock for writing. A batch that would overflow
- * maxelem is applied again with fewer entries (enum rs_fold_mode), so
- * only -ENOMEM leaves the set and the hash as they were.
+ * expired). Under core->lock for writing. A batch whose adds would
+ * overflow maxelem is applied again with fewer of them (enum
+ * rs_fold_mode); markers are always applied, so only -ENOMEM leaves the
+ * set and the hash as they were.
  */
 static int rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 {
@@ -1403,19 +1607,16 @@ static int rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 	for (;;) {
 		err = rs_fold_apply(&u, &f, now, mode);
 		count = !err && expired ? rs_expire_nodes(&u, now) : 0;
-		if (!err && (u.changed || count)) {
-			if (core->count + rs_fold_left(core, &f) > core->maxelem)
-				err = -ENOSPC;
-			else
-				err = rs_publish(core);
-		}
+		if (!err && (u.changed || count))
+			err = rs_publish_charged(core, f.charged + f.splits,
+						 mode == RS_FOLD_MARKERS);
 		if (err && (u.changed || count)) {
 			rs_rollback(&u);
 			u.changed = false;
 		}
-		if (err != -ENOSPC || mode == RS_FOLD_NONE)
+		if (err != -ENOSPC || mode == RS_FOLD_MARKERS)
 			break;
-		mode = mode == RS_FOLD_ALL ? RS_FOLD_FITTING : RS_FOLD_NONE;
+		mode = mode == RS_FOLD_ALL ? RS_FOLD_FITTING : RS_FOLD_MARKERS;
 	}
 	if (!err && count)
 		WRITE_ONCE(core->expiries, core->expiries + count);
@@ -1423,6 +1624,29 @@ static int rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 		*expired = count + f.expired;
 	rs_spare_free(&u);
 	rs_fold_finish(core, &f, !err);
+	return err;
+}
+
+/*
+ * Expire without folding: take the ranges expired at @now out and publish.
+ * Under core->lock for writing. On -ENOMEM the tree is rolled back.
+ */
+static int rs_expire_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
+{
+	struct nfg_rs_update u = { .core = core };
+	u32 count = rs_expire_nodes(&u, now);
+	int err = 0;
+
+	if (count) {
+		/* the array only shrinks: no room to charge */
+		err = rs_publish_charged(core, 0, true);
+		if (err)
+			rs_rollback(&u);
+		else
+			WRITE_ONCE(core->expiries, core->expiries + count);
+	}
+	*expired = err ? 0 : count;
+	rs_spare_free(&u);
 	return err;
 }
 
@@ -1540,7 +1764,6 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 		       unsigned int n, enum nfg_rs_op op)
 {
 	struct nfg_rs_update u = { .core = core };
-	const struct rs_fold nofold = { .n = 0 };
 	unsigned int i;
 	int err = 0;
 
@@ -1550,7 +1773,7 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 
 	down_write(&core->lock);
 	/* Dynamic entries first: the request applies to the whole set. */
-	err = rs_fold_locked(core, 0, NULL);
+	err = rs_fold_locked(core, get_jiffies_64(), NULL);
 	if (err)
 		goto out;
 	for (i = 0; i < n && !err; i++) {
@@ -1561,12 +1784,8 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
-	if (!err && u.changed) {
-		if (core->count + rs_fold_left(core, &nofold) > core->maxelem)
-			err = -ENOSPC;
-		else
-			err = rs_publish(core);
-	}
+	if (!err && u.changed)
+		err = rs_publish_charged(core, 0, false);
 	if (err && u.changed)
 		rs_rollback(&u);
 	rs_spare_free(&u);
@@ -1613,6 +1832,13 @@ int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
 	down_write(&core->lock);
 	/* Dynamic entries go into the same publication. */
 	err = rs_fold_locked(core, now, expired);
+	/*
+	 * Without memory for the fold, the ranges still expire: the entries
+	 * wait in the hash (where they decide over the array anyway) for
+	 * the fold work's next try.
+	 */
+	if (err && nfg_rs_dyn_pending(core))
+		err = rs_expire_locked(core, now, expired);
 	up_write(&core->lock);
 	return err;
 }
@@ -1634,7 +1860,7 @@ bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 
 	down_write(&core->lock);
 	/* On failure the entries stay dynamic: the answer leaves them out. */
-	rs_fold_locked(core, 0, NULL);
+	rs_fold_locked(core, get_jiffies_64(), NULL);
 	n = rs_first_end_ge(&core->root, &r->start);
 	hit = n && rs_key_le(&n->r.start, &r->start) &&
 	      rs_key_le(&r->end, &n->r.end);
@@ -1668,9 +1894,9 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 	 * against the old contents' room: they fold into the new ones, or
 	 * are refused there if they no longer fit.
 	 */
-	err = rs_fold_locked(a, 0, NULL);
+	err = rs_fold_locked(a, get_jiffies_64(), NULL);
 	if (!err)
-		err = rs_fold_locked(b, 0, NULL);
+		err = rs_fold_locked(b, get_jiffies_64(), NULL);
 	if (err)
 		goto out;
 
@@ -1705,7 +1931,7 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 
 	down_write(&core->lock);
 	/* Listings show dynamic entries folded (on failure: left out). */
-	rs_fold_locked(core, 0, NULL);
+	rs_fold_locked(core, get_jiffies_64(), NULL);
 	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	if (arr)
 		refcount_inc(&arr->ref);
@@ -1731,7 +1957,7 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 	}
 	dyn = rcu_dereference(core->dyn);
 	if (dyn) {
-		info->dyn_count = atomic_read(&dyn->count);
+		info->dyn_count = atomic_read(&dyn->entries);
 		info->memsize += dyn->memsize +
 			(u64)info->dyn_count * sizeof(struct nfg_rs_dent);
 	}
@@ -1764,6 +1990,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
 	core->timeout = 0;
 	core->expiries = 0;
 	core->next_expiry = 0;
+	core->gen = 0;
 	core->v6 = v6;
 	RCU_INIT_POINTER(core->arr, NULL);
 	RCU_INIT_POINTER(core->dyn, NULL);

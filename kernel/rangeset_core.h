@@ -77,11 +77,18 @@ struct nfg_rs_dent {
 	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
 	struct nfg_rs_dent __rcu	*next;
 	struct nfg_rs_key		key;	/* masked: the prefix's first address */
-	/* Expiry (0 = never); written under the bucket lock, read without. */
-	u64				expires;
+	/*
+	 * The following are written under the bucket lock, read without it.
+	 * @seq: order of the last packet-path change of the entry (from
+	 * nfg_rs_dyn.seq): where entries overlap, the latest decides.
+	 */
+	u64				seq;
+	u64				expires;	/* 0 = never */
 	u8				plen;
-	/* 1: delete marker (lookups miss inside it); written like @expires. */
+	/* 1: delete marker (lookups miss inside it) */
 	u8				del;
+	/* 1: holds a slot of maxelem (nfg_rs_dyn.count) */
+	u8				charged;
 	struct rcu_head			rcu;
 };
 
@@ -93,8 +100,19 @@ struct nfg_rs_dyn {
 	u32			hmask;	/* buckets - 1 */
 	u32			lmask;	/* locks - 1 */
 	u32			seed;
-	/* Entries linked (positive and markers): the set's maxelem bounds it. */
+	/*
+	 * Slots of maxelem held by entries (adds, and markers that were
+	 * adds) and, while it publishes, by the control plane's growth of
+	 * the array: published ranges + @count <= maxelem is kept with
+	 * compare-and-swap loops (see rs_dyn_reserve()).
+	 */
 	atomic_t		count;
+	/* Delete markers: their own budget (maxelem), never the adds' room. */
+	atomic_t		marks;
+	/* Entries linked (adds and markers). */
+	atomic_t		entries;
+	/* Source of nfg_rs_dent.seq; starts at 0, the first entry gets 1. */
+	atomic64_t		seq;
 	/* Entries per prefix length; a bit of @pfx is set while one is > 0. */
 	atomic_t		pfx_cnt[NFG_RS_DYN_PLENS];
 	/*
@@ -144,6 +162,13 @@ struct nfg_rs_core {
 	u64				next_expiry;
 	/* Packet path: read under RCU only. NULL when the set is empty. */
 	struct nfg_rs_array __rcu	*arr;
+	/*
+	 * Publication generation: bumped (under @lock) after @arr is
+	 * published and before a fold unlinks the entries it published. A
+	 * reader that saw it change retries: it may have read the old array
+	 * and the hash without the folded entries.
+	 */
+	u32				gen;
 	struct nfg_rs_stats __percpu	*stats;
 	/*
 	 * Dynamic entries (packet-path adds/deletes): NULL until a RANGESET
