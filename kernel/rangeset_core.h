@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * nfguard rangeset: interval set core (see the theory of operation at the
- * top of rangeset_core.c). This header is also compiled by the userspace
+ * top of rangeset_core.c, and of rangeset_dyn_core.c for the dynamic
+ * entries). This header is also compiled by the userspace
  * unit harness in tests/unit against a thin shim of kernel headers.
  */
 #ifndef _NFG_RANGESET_CORE_H
@@ -15,6 +16,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/rwsem.h>
+#include <linux/spinlock.h>
 
 /* Largest maxelem a set may be created with (inclusive). */
 #define NFG_RS_MAXELEM_LIMIT	BIT(24)
@@ -71,7 +73,7 @@ struct nfg_rs_stats {
 /*
  * A dynamic entry: the masked address of a packet-path add (or delete
  * marker), not yet folded into the tree. See "Dynamic entries" at the top
- * of rangeset_core.c.
+ * of rangeset_dyn_core.c.
  */
 struct nfg_rs_dent {
 	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
@@ -241,7 +243,7 @@ bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now);
 bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
 			u64 now);
 
-/* Dynamic entries; see the theory of operation in rangeset_core.c. */
+/* Dynamic entries; see the theory of operation in rangeset_dyn_core.c. */
 int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed);
 bool nfg_rs_dyn_pending(struct nfg_rs_core *core);
 void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6);

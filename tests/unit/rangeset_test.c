@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the rangeset interval core (kernel/rangeset_core.c),
+ * Unit tests of the rangeset core (kernel/rangeset_core.c, the interval
+ * core, and kernel/rangeset_dyn_core.c, the packet path's dynamic entries),
  * compiled in userspace against tests/unit/shim with ASan and UBSan.
  *
  * The core is included as a source file so that the tests can also walk
@@ -21,6 +22,7 @@ static void race_point(void *core, int where);
 
 #include <linux/jiffies.h>
 #include "rangeset_core.c"
+#include "rangeset_dyn_core.c"
 #include "utest.h"
 #include "../include/nfg_rng.h"
 
