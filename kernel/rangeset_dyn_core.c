@@ -484,8 +484,12 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 			}
 			WRITE_ONCE(e->charged, 1);
 		}
-		if (e->del || exist || (exp && exp <= now))
+		/* --exist refreshes; the later expiry wins (0: never) */
+		if (e->del || (exp && exp <= now))
 			WRITE_ONCE(e->expires, expires);
+		else if (exist)
+			WRITE_ONCE(e->expires,
+				   exp && expires ? max(exp, expires) : 0);
 		if (e->del) {
 			WRITE_ONCE(e->del, 0);
 			atomic_dec(&dyn->marks);

@@ -2093,6 +2093,29 @@ static void test_dyn_expire_nofold(void)
 	set_fini(&c);
 }
 
+/* --exist refreshes a live entry, but never shortens it (man page). */
+static void test_dyn_exist_later(void)
+{
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(dadd4(&c, 9, 32, 1000, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 9, 32, 500, true, 20), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 700));
+	CHECK_EQ(dadd4(&c, 9, 32, 0, true, 30), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	CHECK_EQ(dadd4(&c, 9, 32, 600, true, 40), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	CHECK_EQ(nfg_rs_core_fold(&c, 50), 0);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	/* expired: the add starts afresh */
+	CHECK_EQ(dadd4(&c, 11, 32, 100, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 11, 32, 300, true, 200), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 11, 250));
+	CHECK(!nfg_rs_core_match4(&c, 11, 300));
+	set_fini(&c);
+}
+
 int main(void)
 {
 	run("add_merge", test_add_merge);
@@ -2139,6 +2162,7 @@ int main(void)
 	run("dyn_race_maxelem", test_dyn_race_maxelem);
 	run("dyn_cp_fold_now", test_dyn_cp_fold_now);
 	run("dyn_expire_nofold", test_dyn_expire_nofold);
+	run("dyn_exist_later", test_dyn_exist_later);
 
 	return utest_summary();
 }
