@@ -858,10 +858,15 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
 	struct rb_root root;
 
 	down_write(&core->lock);
+	/*
+	 * As a fold does: the empty array first, then the generation, then
+	 * the entries, so no reader sees the old array without them.
+	 */
+	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	rcu_assign_pointer(core->arr, NULL);
+	nfg_rs_gen_bump(core);
 	nfg_rs_dyn_clear(rcu_dereference_protected(core->dyn,
 						   lockdep_is_held(&core->lock)));
-	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
-	RCU_INIT_POINTER(core->arr, NULL);
 	root = core->root;
 	core->root = RB_ROOT;
 	core->count = 0;

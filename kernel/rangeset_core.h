@@ -86,6 +86,7 @@ struct nfg_rs_dent {
 	 */
 	u64				seq;
 	u64				expires;	/* 0 = never */
+	u32				ver;	/* bumped by every change */
 	u8				plen;
 	/* 1: delete marker (lookups miss inside it) */
 	u8				del;

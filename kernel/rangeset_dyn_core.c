@@ -59,11 +59,13 @@
  * and markers as deletes, so the tree ends where the lookups were; entries
  * expired by then are dropped (counted as expiries). Then publish once,
  * bump the set's generation (core->gen), and unlink the copied entries
- * unless the packet path changed them meanwhile (a new seq: folded again
- * next time). A lookup, and the packet path's reads of the array, read the
- * generation before the array and again after the hash and retry if it
- * moved: a reader that loaded the old array and then probed the hash
- * after the unlink would see neither the old entry nor its folded range.
+ * unless the packet path changed them meanwhile (a new seq or version:
+ * folded again next time; a --exist refresh with no marker pending moves
+ * only the entry's own version, not the shared seq). A lookup, and the
+ * packet path's reads of the array, read the generation before the array
+ * and again after the hash and retry if it moved: a reader that loaded
+ * the old array and then probed the hash after the unlink would see
+ * neither the old entry nor its folded range.
  * If the adds would overflow maxelem, the batch is applied again with
  * only the adds whose worst case still fits, and then with the markers
  * alone: a full set never wedges its fold, its expiry or the control
@@ -380,6 +382,7 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	e->del = del;
 	e->charged = !del;
 	e->seq = atomic64_inc_return(&dyn->seq);
+	e->ver = 0;
 	/* The bit goes up first: a lookup that finds the entry probes it. */
 	rs_dyn_pfx_get(dyn, plen);
 	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
@@ -410,10 +413,19 @@ static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
 	WARN_ON_ONCE(1);
 }
 
-/* Give the entry a new place in the order of changes; under its lock. */
-static void rs_dent_touch(struct nfg_rs_dyn *dyn, struct nfg_rs_dent *e)
+/*
+ * Record a change of the entry; under its lock. It takes a new place in
+ * the order of changes (@order: it turns into or out of a marker, or
+ * markers are pending that it must now come after), else only its
+ * version moves: a --exist refresh of a flood's entries then touches no
+ * cache line shared by all CPUs. Either tells the fold it changed.
+ */
+static void rs_dent_touch(struct nfg_rs_dyn *dyn, struct nfg_rs_dent *e,
+			  bool order)
 {
-	WRITE_ONCE(e->seq, atomic64_inc_return(&dyn->seq));
+	if (order)
+		WRITE_ONCE(e->seq, atomic64_inc_return(&dyn->seq));
+	WRITE_ONCE(e->ver, e->ver + 1);
 }
 
 /* Look up the set's hash and the bucket lock of (@key, @plen); under RCU. */
@@ -490,11 +502,11 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		else if (exist)
 			WRITE_ONCE(e->expires,
 				   exp && expires ? max(exp, expires) : 0);
+		rs_dent_touch(dyn, e, e->del || atomic_read(&dyn->marks));
 		if (e->del) {
 			WRITE_ONCE(e->del, 0);
 			atomic_dec(&dyn->marks);
 		}
-		rs_dent_touch(dyn, e);
 		ret = NFG_RS_DYN_DONE;
 		goto out;
 	}
@@ -578,7 +590,7 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 			WRITE_ONCE(e->del, 1);
 			WRITE_ONCE(e->expires, 0);
 		}
-		rs_dent_touch(dyn, e);
+		rs_dent_touch(dyn, e, true);
 		ret = NFG_RS_DYN_DONE;
 		goto out;
 	}
@@ -626,6 +638,7 @@ struct rs_fold_ent {
 	struct nfg_rs_key	key;
 	u64			expires;
 	u64			seq;
+	u32			ver;
 	u8			plen;
 	u8			del;
 	u8			charged;
@@ -691,6 +704,7 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 			c->plen = e->plen;
 			c->expires = e->expires;
 			c->seq = e->seq;
+			c->ver = e->ver;
 			c->del = e->del;
 			c->charged = e->charged;
 			f->charged += e->charged;
@@ -760,7 +774,8 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 /*
  * After the caller published the tree with the fold applied (@ok), remove
  * from the hash each entry the fold copied, unless the packet path changed
- * it meanwhile (a later seq): that one is folded again next time.
+ * it meanwhile (its seq or version moved): that one is folded again next
+ * time.
  */
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
@@ -779,7 +794,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		rcu_read_lock();
 		spin_lock_bh(lock);
 		e = rs_dyn_find(dyn, b, &c->key, c->plen);
-		if (e && e->seq == c->seq)
+		if (e && e->seq == c->seq && e->ver == c->ver)
 			rs_dyn_unlink(dyn, b, e);
 		spin_unlock_bh(lock);
 		rcu_read_unlock();

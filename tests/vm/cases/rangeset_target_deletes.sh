@@ -21,9 +21,9 @@ absent() { rs test "$1" "$2" >/dev/null; [ $? = 2 ]; }
 
 for fam in 4 6; do
 	if [ $fam = 4 ]; then
-		v=legacy c=$NFG_C4 s=$NFG_S4 p=icmp ping="ping" full=ipv4 pfx=24 other=192.0.2.1
+		v=legacy c=$NFG_C4 s=$NFG_S4 p=icmp ping="ping" full=ipv4 pfx=24 other=192.0.2.1 net=10.0.1.0/24
 	else
-		v=nft c=$NFG_C6 s=$NFG_S6 p=ipv6-icmp ping="ping -6" full=ipv6 pfx=64 other=2001:db8::1
+		v=nft c=$NFG_C6 s=$NFG_S6 p=ipv6-icmp ping="ping -6" full=ipv6 pfx=64 other=2001:db8::1 net=fd00:1::/64
 	fi
 	t="ipv$fam/$v"
 	nfg_wait_until 30 nfg_client $ping -c 1 -W 1 $s >/dev/null || nfg_fail "$t: server unreachable"
@@ -53,7 +53,7 @@ for fam in 4 6; do
 	nfg_assert_eq "" "$(rs list pfx$fam | sed -n '/^Members:/,$p' | sed 1d)" "$t: members after add+del"
 
 	# ---- 3. delete the /24, then add /32 in one packet: the add wins ----
-	rs create late$fam $full && rs add late$fam $c/$pfx || nfg_fail "$t: create late"
+	rs create late$fam $full && rs add late$fam $net || nfg_fail "$t: create late"
 	nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m length --length 900:1000 \
 		-j RANGESET --del-set late$fam src --prefix $pfx &&
 		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m length --length 900:1000 \
