@@ -253,5 +253,7 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		   u8 plen);
 int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now);
+int nfg_rs_core_update1(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+			enum nfg_rs_op op, u64 now);
 
 #endif /* _NFG_RANGESET_CORE_H */

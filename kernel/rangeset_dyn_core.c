@@ -442,24 +442,13 @@ static struct nfg_rs_dyn *rs_dyn_get(struct nfg_rs_core *core,
 	return dyn;
 }
 
-/**
- * nfg_rs_dyn_add - packet-path add of the prefix of @addr
- * @core: the set (its dynamic hash enabled)
- * @addr: the packet's address
- * @plen: prefix length kept (the family's length for the address itself)
- * @expires: expiry of the entry (0 = never)
- * @exist: refresh the expiry of an entry already present
- * @now: the current time, on the clock of @expires
- *
- * Any context with BH disabled or process context. Never takes the set's
- * lock nor rebuilds the array: the entry waits in the hash, where every
- * lookup sees it, until nfg_rs_core_fold() moves it into the array.
- *
- * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (present and not @exist),
- * -ENOSPC (the set is full, counted as a refusal) or -ENOMEM (ditto).
+/*
+ * nfg_rs_dyn_add(), counted (@count) as a packet-path add, or from the
+ * control plane (nfg_rs_core_update1(): not counted, -EAGAIN if a delete
+ * marker is pending).
  */
-int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
-		   u8 plen, u64 expires, bool exist, u64 now)
+static int rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		      u8 plen, u64 expires, bool exist, u64 now, bool count)
 {
 	struct nfg_rs_key key = *addr, end;
 	int ret = NFG_RS_DYN_NOOP;
@@ -478,6 +467,16 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		return -EINVAL;
 	}
 	spin_lock_bh(lock);
+	/*
+	 * A control-plane add (not @count) must end as the whole path would:
+	 * with a delete marker pending, folding into one entry the adds and
+	 * deletes around it could give a part the wrong expiry. Leave it to
+	 * the whole path then.
+	 */
+	if (!count && atomic_read(&dyn->marks)) {
+		ret = -EAGAIN;
+		goto out;
+	}
 	e = rs_dyn_find(dyn, b, &key, plen);
 	if (e) {
 		u64 exp = e->expires;
@@ -535,6 +534,8 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 out:
 	spin_unlock_bh(lock);
 	rcu_read_unlock();
+	if (!count)
+		return ret;
 	if (ret == NFG_RS_DYN_DONE)
 		this_cpu_inc(core->stats->dyn_adds);
 	else if (ret < 0)
@@ -542,25 +543,9 @@ out:
 	return ret;
 }
 
-/**
- * nfg_rs_dyn_del - packet-path delete of the prefix of @addr
- * @core: the set (its dynamic hash enabled)
- * @addr: the packet's address
- * @plen: prefix length
- *
- * A dynamic entry of exactly that prefix becomes a delete marker (the
- * fold that copied it may have published it already); without one, a
- * marker is linked if the array holds any part of the prefix or any add
- * is pending (it may be inside). The marker is the latest change: lookups
- * miss inside it from now on, entries of other prefix lengths included,
- * and the next fold deletes the prefix from the tree (and drops the
- * marker). Deletes never take a slot of maxelem: a full set takes them.
- *
- * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC
- * (maxelem markers pending) or -ENOMEM (counted as refusals).
- */
-int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
-		   u8 plen)
+/* nfg_rs_dyn_del(), counted (@count) as a packet-path delete or not. */
+static int rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		      u8 plen, bool count)
 {
 	struct nfg_rs_key key = *addr, end;
 	int ret = NFG_RS_DYN_NOOP;
@@ -611,11 +596,112 @@ int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 out:
 	spin_unlock_bh(lock);
 	rcu_read_unlock();
+	if (!count)
+		return ret;
 	if (ret == NFG_RS_DYN_DONE)
 		this_cpu_inc(core->stats->dyn_dels);
 	else if (ret < 0)
 		this_cpu_inc(core->stats->dyn_refused);
 	return ret;
+}
+
+/**
+ * nfg_rs_dyn_add - packet-path add of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length kept (the family's length for the address itself)
+ * @expires: expiry of the entry (0 = never)
+ * @exist: refresh the expiry of an entry already present
+ * @now: the current time, on the clock of @expires
+ *
+ * Any context with BH disabled or process context. Never takes the set's
+ * lock nor rebuilds the array: the entry waits in the hash, where every
+ * lookup sees it, until nfg_rs_core_fold() moves it into the array.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (present and not @exist),
+ * -ENOSPC (the set is full, counted as a refusal) or -ENOMEM (ditto).
+ */
+int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen, u64 expires, bool exist, u64 now)
+{
+	return rs_dyn_add(core, addr, plen, expires, exist, now, true);
+}
+
+/**
+ * nfg_rs_dyn_del - packet-path delete of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length
+ *
+ * A dynamic entry of exactly that prefix becomes a delete marker (the
+ * fold that copied it may have published it already); without one, a
+ * marker is linked if the array holds any part of the prefix or any add
+ * is pending (it may be inside). The marker is the latest change: lookups
+ * miss inside it from now on, entries of other prefix lengths included,
+ * and the next fold deletes the prefix from the tree (and drops the
+ * marker). Deletes never take a slot of maxelem: a full set takes them.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC
+ * (maxelem markers pending) or -ENOMEM (counted as refusals).
+ */
+int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen)
+{
+	return rs_dyn_del(core, addr, plen, true);
+}
+
+/* Is @r exactly one prefix? Its length, or -1. */
+static int rs_range_plen(const struct nfg_rs_range *r, bool v6)
+{
+	struct nfg_rs_key k, end;
+	int plen;
+
+	for (plen = v6 ? 128 : 32; plen >= 0; plen--) {
+		k = r->start;
+		nfg_rs_key_mask(&k, plen, v6);
+		/* host bits at this length: at every shorter one too */
+		if (k.hi != r->start.hi || k.lo != r->start.lo)
+			return -1;
+		rs_key_prefix_end(&end, &k, plen, v6);
+		if (end.hi == r->end.hi && end.lo == r->end.lo)
+			return plen;
+	}
+	return -1;
+}
+
+/**
+ * nfg_rs_core_update1 - one prefix from the control plane, through the hash
+ * @core: the set (its dynamic hash enabled, else -EAGAIN)
+ * @r: the range (ADD: with its expiry)
+ * @op: NFG_RS_OP_ADD or NFG_RS_OP_DEL
+ * @now: the current time (jiffies64)
+ *
+ * What a packet-path update does (an add takes the later expiry where the
+ * set holds the prefix already, as the control plane's ADD does), not
+ * counted as one: the set's fold work publishes it a tick later, so one
+ * address added to a large set costs a hash insert, not an array rebuild.
+ * Lookups, TEST and listings see it at once. Process context.
+ *
+ * Return: 0 (done, or nothing to do) or -EAGAIN: not one valid prefix, no
+ * hash, no room or no memory in it; nothing changed, and
+ * nfg_rs_core_update() gives the exact answer.
+ */
+int nfg_rs_core_update1(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+			enum nfg_rs_op op, u64 now)
+{
+	int plen, ret;
+
+	if (!nfg_rs_range_valid(r, core->v6) || !rcu_access_pointer(core->dyn))
+		return -EAGAIN;
+	plen = rs_range_plen(r, core->v6);
+	if (plen < 0)
+		return -EAGAIN;
+	if (op == NFG_RS_OP_ADD)
+		ret = rs_dyn_add(core, &r->start, plen, r->expires, true, now,
+				 false);
+	else
+		ret = rs_dyn_del(core, &r->start, plen, false);
+	return ret < 0 ? -EAGAIN : 0;
 }
 
 /* Are there dynamic entries waiting to be folded? Any context. */
@@ -917,6 +1003,9 @@ int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed)
 	size_t size;
 	int err = 0;
 
+	/* fixed once set: no lock needed to see it is there */
+	if (rcu_access_pointer(core->dyn))
+		return 0;
 	down_write(&core->lock);
 	if (rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock)))
 		goto out;

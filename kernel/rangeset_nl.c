@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/proc_fs.h>
+#include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -651,6 +652,18 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out_put;
 
+	/*
+	 * One prefix (a bouncer or fail2ban adding an address at a time):
+	 * through the hash, as a packet-path update, so that it costs a hash
+	 * insert and the fold work rebuilds the array once per tick, not once
+	 * per address. Anything else, or no room in the hash: the whole path.
+	 */
+	if (n == 1 && !nfg_rs_dyn_enable(&set->core, get_random_u32()) &&
+	    !nfg_rs_core_update1(&set->core, r, op, get_jiffies_64())) {
+		nfg_rs_fold_kick(set);
+		err = 0;
+		goto out_free;
+	}
 	err = nfg_rs_core_update(&set->core, r, n, op);
 	switch (err) {
 	case 0:
@@ -667,6 +680,7 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "invalid range; nothing changed");
 		break;
 	}
+out_free:
 	kvfree(r);
 out_put:
 	nfg_rs_put(set);

@@ -2116,6 +2116,86 @@ static void test_dyn_exist_later(void)
 	set_fini(&c);
 }
 
+/*
+ * One prefix from the control plane through the hash
+ * (nfg_rs_core_update1()) does what nfg_rs_core_update() does with it:
+ * random adds (with expiries) and deletes of prefixes on two twin sets,
+ * same lookups before and after folds, same ranges once folded; what is
+ * not one prefix is left to the whole path.
+ */
+static void test_dyn_update1(void)
+{
+	enum { U = 1024 };
+	struct nfg_rs_core a, b;
+	struct nfg_rs_core_info info;
+	struct nfg_rs_range r;
+	u64 st = 0x5eed1, now = 100;
+	int i, x, hashed = 0;
+
+	dyn_set(&a, false, 100000);
+	set_init(&b, false, 100000);
+	r = r4(4, 5);
+	/* no hash, not a prefix: the whole path's */
+	CHECK_EQ(nfg_rs_core_update1(&b, &r, NFG_RS_OP_ADD, now), -EAGAIN);
+	r = r4(3, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), -EAGAIN);
+	r = r4(4, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), 0);
+	CHECK_EQ(nfg_rs_core_update(&b, &r, 1, NFG_RS_OP_ADD), 0);
+	for (i = 0; i < 3000; i++) {
+		u64 rnd = nfg_xorshift64s(&st);
+		u32 plen = 32 - rnd % 6, addr = (rnd >> 8) % U;
+		enum nfg_rs_op op = (rnd >> 20) % 3 ? NFG_RS_OP_ADD : NFG_RS_OP_DEL;
+
+		addr &= ~((1U << (32 - plen)) - 1);
+		r = r4(addr, addr | ((1U << (32 - plen)) - 1));
+		r.expires = op == NFG_RS_OP_ADD && (rnd >> 24) % 2 ?
+			    now + 1 + (rnd >> 28) % 400 : 0;
+		/* as rangeset_nl.c does: the whole path when it says so */
+		if (nfg_rs_core_update1(&a, &r, op, now))
+			CHECK_EQ(nfg_rs_core_update(&a, &r, 1, op), 0);
+		else
+			hashed++;
+		CHECK_EQ(nfg_rs_core_update(&b, &r, 1, op), 0);
+		if ((rnd >> 40) % 50 == 0)
+			CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+		if ((rnd >> 40) % 97 == 0) {
+			for (x = 0; x < U; x++)
+				if (nfg_rs_core_match4(&a, x, 0) !=
+				    nfg_rs_core_match4(&b, x, 0)) {
+					fail_at(__FILE__, __LINE__, "step %d addr %d", i, x);
+					break;
+				}
+		}
+	}
+	CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+	CHECK_EQ(dyn_count(&a), 0);
+	CHECK_EQ(a.count, b.count);
+	CHECK(hashed > 2000);
+	for (x = 0; x < (int)a.count && a.count == b.count; x++) {
+		struct nfg_rs_range ra, rb;
+
+		nfg_rs_array_range(published(&a), x, &ra);
+		nfg_rs_array_range(published(&b), x, &rb);
+		if (!range_eq(&ra, &rb) || ra.expires != rb.expires) {
+			fail_at(__FILE__, __LINE__, "range %d differs", x);
+			break;
+		}
+	}
+	for (x = 0; x < U; x++)
+		if (nfg_rs_core_match4(&a, x, 0) != nfg_rs_core_match4(&b, x, 0)) {
+			fail_at(__FILE__, __LINE__, "folded: addr %d", x);
+			break;
+		}
+	check_core(&a);
+	/* not counted as packet-path updates */
+	nfg_rs_core_info(&a, &info);
+	CHECK_EQ(info.dyn_adds, 0);
+	CHECK_EQ(info.dyn_dels, 0);
+	set_fini(&a);
+	set_fini(&b);
+}
+
 int main(void)
 {
 	run("add_merge", test_add_merge);
@@ -2163,6 +2243,7 @@ int main(void)
 	run("dyn_cp_fold_now", test_dyn_cp_fold_now);
 	run("dyn_expire_nofold", test_dyn_expire_nofold);
 	run("dyn_exist_later", test_dyn_exist_later);
+	run("dyn_update1", test_dyn_update1);
 
 	return utest_summary();
 }
