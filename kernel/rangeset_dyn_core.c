@@ -356,12 +356,13 @@ static void rs_dent_free_rcu(struct rcu_head *head)
 }
 
 /*
- * Link a new entry in bucket @b; under the bucket's lock, its slot (add)
- * or mark (marker) taken, and given back here on failure.
+ * Link a new entry in bucket @b; under the bucket's lock, its mark
+ * (marker) and its slot (@charged: every add, a control-plane marker)
+ * taken, and given back here on failure.
  */
 static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 		       const struct nfg_rs_key *key, u8 plen, u64 expires,
-		       bool del)
+		       bool del, bool charged)
 {
 	struct nfg_rs_dent *e;
 
@@ -371,7 +372,10 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	 */
 	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
 	if (!e) {
-		atomic_dec(del ? &dyn->marks : &dyn->count);
+		if (del)
+			atomic_dec(&dyn->marks);
+		if (charged)
+			atomic_dec(&dyn->count);
 		return -ENOMEM;
 	}
 	atomic_inc(&nfg_rs_live_objects);
@@ -380,7 +384,7 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	e->plen = plen;
 	e->expires = expires;
 	e->del = del;
-	e->charged = !del;
+	e->charged = charged;
 	e->seq = atomic64_inc_return(&dyn->seq);
 	e->ver = 0;
 	/* The bit goes up first: a lookup that finds the entry probes it. */
@@ -528,7 +532,7 @@ static int rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		ret = -ENOSPC;
 		goto out;
 	}
-	ret = rs_dyn_link(dyn, b, &key, plen, expires, false);
+	ret = rs_dyn_link(dyn, b, &key, plen, expires, false, true);
 	if (!ret)
 		ret = NFG_RS_DYN_DONE;
 out:
@@ -590,7 +594,17 @@ static int rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		ret = -ENOSPC;
 		goto out;
 	}
-	ret = rs_dyn_link(dyn, b, &key, plen, 0, true);
+	/*
+	 * The control plane's DEL refuses to split past maxelem: its marker
+	 * takes a slot for the split it may make (none left: the whole path
+	 * answers exactly).
+	 */
+	if (!count && !rs_dyn_reserve(core, dyn)) {
+		atomic_dec(&dyn->marks);
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = rs_dyn_link(dyn, b, &key, plen, 0, true, !count);
 	if (!ret)
 		ret = NFG_RS_DYN_DONE;
 out:
@@ -849,7 +863,8 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 		err = c->del ? nfg_rs_tree_del(u, &r) : nfg_rs_tree_add(u, &r);
 		if (err)
 			return err;
-		if (c->del && core->count > before)
+		/* a charged marker's slot covers its split */
+		if (c->del && !c->charged && core->count > before)
 			f->splits += core->count - before;
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();

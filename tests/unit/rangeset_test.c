@@ -2194,6 +2194,40 @@ static void test_dyn_update1(void)
 	CHECK_EQ(info.dyn_dels, 0);
 	set_fini(&a);
 	set_fini(&b);
+
+	/*
+	 * the control plane's DEL never splits past maxelem: its marker takes
+	 * a slot, and without one the whole path answers (-ENOSPC)
+	 */
+	dyn_set(&a, false, 3);
+	r = r4(1, 3);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(5, 5);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(2, 2);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), 0);
+	CHECK(!nfg_rs_core_match4(&a, 2, 0));
+	r = r4(5, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_DEL), 0);
+	EXPECT(&a, r4(1, 1), r4(3, 3));
+	r = r4(7, 7);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), 0);
+	r = r4(1, 1);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	r = r4(3, 3);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+	EXPECT(&a, r4(1, 1), r4(3, 3), r4(7, 7));
+	r = r4(1, 3);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(9, 9);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(2, 2);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_DEL), -ENOSPC);
+	EXPECT(&a, r4(1, 3), r4(7, 7), r4(9, 9));
+	set_fini(&a);
 }
 
 int main(void)
