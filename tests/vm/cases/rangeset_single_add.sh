@@ -57,6 +57,15 @@ nfg_assert_eq $COUNT "$(hdr big Ranges)" "ranges after the deletes"
 absent big 10.200.0.2 || nfg_fail "a deleted address is still in the set"
 nfg_assert_eq 0 "$(hdr big 'Packet deletes')" "single deletes not counted as packet-path deletes"
 
+# ---- the whole path for comparison: two elements per request -----------
+# (what every single add cost before: fold, tree insert, array rebuild)
+t7=$(ms)
+for i in $(seq 1 $((N / 2))); do
+	nfg_router nfguard set add big 10.201.0.$((2 * i)) 10.201.1.$((2 * i)) || nfg_fail "pair add $i"
+done
+t8=$(ms)
+nfg_assert_eq $((COUNT + N)) "$(hdr big Ranges)" "ranges after the pair adds"
+
 # ---- ipset, the same N adds and deletes ----------------------------------
 nfg_router ipset create ib hash:net || nfg_fail "ipset create"
 t4=$(ms)
@@ -74,3 +83,4 @@ add=$(((t1 - t0) * 1000 / N)) del=$(((t3 - t2) * 1000 / N))
 iadd=$(((t5 - t4) * 1000 / N)) idel=$(((t6 - t5) * 1000 / N))
 nfg_log "single add on $COUNT ranges: $add us/add (ipset: $iadd us/add), del: $del us/del (ipset: $idel us/del)"
 nfg_log "adds/s: nfguard $((1000000 / add)), ipset $((1000000 / iadd)); dels/s: nfguard $((1000000 / del)), ipset $((1000000 / idel))"
+nfg_log "whole path (2 elements per request, array rebuilt): $(((t8 - t7) * 1000 / (N / 2))) us/request"
