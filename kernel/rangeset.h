@@ -17,6 +17,7 @@
 
 #include "rangeset_core.h"
 
+struct mem_cgroup;
 struct net;
 
 /*
@@ -54,6 +55,12 @@ struct nfg_rangeset {
 	 */
 	struct delayed_work	fold_work;
 	struct work_struct	free_work;	/* last put from a dump's .done */
+	/*
+	 * The creator's memory cgroup: the fold and expiry works charge
+	 * what they allocate to it (set_active_memcg()), as the control
+	 * plane's requests are charged to their caller. May be NULL.
+	 */
+	struct mem_cgroup	*memcg;
 	struct rcu_head		rcu;
 };
 

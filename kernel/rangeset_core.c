@@ -71,64 +71,11 @@
  * loads the array pointer once, so it sees either the old or the new
  * contents, never a mix.
  *
- * Dynamic entries (packet-path adds: the RANGESET target). Rebuilding the
- * array costs O(ranges) and the tree needs the set's rw_semaphore, so the
- * packet path does neither. A set used by a RANGESET rule has a bounded
- * hash of dynamic entries (struct nfg_rs_dyn, allocated by the rule's
- * checkentry): masked address + prefix length + expiry, or a delete
- * marker. Chains are RCU singly linked lists; writers of a chain (the
- * packet path, the fold, flush) take its bucket's lock, one of at most 256
- * hashed spinlocks, so CPUs adding different addresses rarely meet and no
- * lock is shared by all CPUs. The entry count is an atomic, reserved with
- * a compare-and-swap loop so that the array's ranges plus the dynamic
- * entries never exceed maxelem (a full set refuses and counts it).
- *
- * Lookups consult the hash after the array, and only while a bitmap of
- * the prefix lengths in use is not empty; they probe only those lengths,
- * longest first. The first entry found decides: a live entry matches, a
- * delete marker does not, an expired entry counts as absent. The bit of a
- * length is set before its first entry is linked (rcu_assign_pointer()
- * orders the two), so an entry is visible to every lookup that starts
- * after its add returned, on any CPU; it is cleared when the length's
- * per-length count drops to 0 (test_and_clear_bit() then a re-check, so a
- * racing add puts it back).
- *
- * A packet-path add of what the array already holds (unexpired, not under
- * a marker) does nothing, unless --exist; re-adding a dynamic entry
- * leaves its expiry alone unless --exist or it has expired (ipset's
- * semantics). A packet-path delete turns a dynamic entry of exactly that
- * prefix into a delete marker (a fold may have published it into the
- * array already); with no entry, it links a marker if the array holds
- * any part of the prefix (read under the bucket lock, after any fold
- * that removed the entry published it). Lookups miss inside at once.
- *
- * Folding moves the hash into the tree: copy the entries (under RCU),
- * apply them shortest prefix first (so a longer prefix wins, as in the
- * lookup) as adds with their expiries (the later expiry wins, as for the
- * control plane) and markers as deletes, publish once, then unlink the
- * copied entries unless the packet path changed them meanwhile (folded
- * again next time: that only extends). An add may need more room in the
- * tree than the one slot it reserved (splitting a range of another expiry
- * takes two); a marker never does (splitting a range takes one). If the
- * batch would overflow maxelem, it is applied again with the markers and
- * only the adds whose worst case still fits, the others dropped and
- * counted as refusals, and if even that overflows (a prefix over several
- * ranges), with none: a full set never wedges its fold, its expiry or the
- * control plane. On -ENOMEM nothing changes and the entries keep matching
- * from the hash. The set's fold
- * work (rangeset_nl.c) runs a tick after the first packet-path change, so
- * a flood costs one publication per tick at most; the expiry work folds
- * too (dropping expired entries, counted as expiries), into the same
- * publication as the ranges it expires. ADD, DEL, TEST, SWAP and LIST's
- * snapshot fold first, under the set's lock, so they see and act on the
- * whole set; FLUSH and the set's release drop the entries. The hash stays
- * with the set (its name, which the RANGESET rules use): SWAP folds both
- * sets first, so the entries travel with the contents.
- *
- * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
- * memcg (there is no process to charge in softirq; the hash itself is
- * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
- * call_rcu(). Each entry and each hash counts in nfg_rs_live_objects.
+ * Dynamic entries (packet-path adds and deletes, the RANGESET target):
+ * the hash beside the array and its fold into the tree live in
+ * rangeset_dyn_core.c (theory of operation there); this file publishes
+ * what the fold applies (nfg_rs_publish()) and folds first wherever the
+ * control plane needs the whole set.
  *
  * Full-space edges: "+ 1" and "- 1" on keys are only done where the
  * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
@@ -142,7 +89,7 @@
 #include <linux/kernel.h>
 #include <linux/bitops.h>
 #include <linux/errno.h>
-#include <linux/jhash.h>
+#include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -153,28 +100,11 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>
 
 #include "rangeset_core.h"
-
-/* Long control-plane loops give the CPU away this often. */
-#define NFG_RS_RESCHED_EVERY	1024
-
-struct nfg_rs_node {
-	struct rb_node		rb;
-	/* Spare list of the running request (nodes not in the tree). */
-	struct nfg_rs_node	*next;
-	struct nfg_rs_range	r;
-};
-
-/* State of one add/del request. */
-struct nfg_rs_update {
-	struct nfg_rs_core	*core;
-	struct nfg_rs_node	*spare;
-	bool			changed;
-};
+#include "rangeset_dyn_core.h"
 
 static int rs_key_cmp(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
 {
@@ -381,152 +311,6 @@ bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
 	return rs_key_le(base, key) && rs_key_le(key, &rs_cends6(arr)[base - start]);
 }
 
-/* ---- dynamic entries: packet-path side --------------------------------- */
-
-/* Keep the first @plen bits of @key (the family's length for full). */
-void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6)
-{
-	if (!v6) {
-		key->hi = 0;
-		key->lo &= plen ? (u32)(U32_MAX << (32 - min_t(u8, plen, 32))) : 0;
-		return;
-	}
-	if (plen <= 64) {
-		key->hi &= plen ? U64_MAX << (64 - plen) : 0;
-		key->lo = 0;
-	} else {
-		key->lo &= U64_MAX << (128 - min_t(u8, plen, 128));
-	}
-}
-
-/* Last address of the prefix that starts at the masked @key. */
-static void rs_key_prefix_end(struct nfg_rs_key *end,
-			      const struct nfg_rs_key *key, u8 plen, bool v6)
-{
-	*end = *key;
-	if (!v6) {
-		end->lo |= plen >= 32 ? 0 : U32_MAX >> plen;
-		return;
-	}
-	if (plen <= 64) {
-		end->hi |= plen >= 64 ? 0 : U64_MAX >> plen;
-		end->lo = U64_MAX;
-	} else {
-		end->lo |= plen >= 128 ? 0 : U64_MAX >> (plen - 64);
-	}
-}
-
-static u32 rs_dyn_bucket(const struct nfg_rs_dyn *dyn,
-			 const struct nfg_rs_key *key, u8 plen)
-{
-	u32 w[5] = {
-		upper_32_bits(key->hi), lower_32_bits(key->hi),
-		upper_32_bits(key->lo), lower_32_bits(key->lo), plen,
-	};
-
-	return jhash2(w, ARRAY_SIZE(w), dyn->seed) & dyn->hmask;
-}
-
-static bool rs_dyn_any(const struct nfg_rs_dyn *dyn)
-{
-	unsigned int i;
-
-	for (i = 0; i < BITS_TO_LONGS(NFG_RS_DYN_PLENS); i++)
-		if (READ_ONCE(dyn->pfx[i]))
-			return true;
-	return false;
-}
-
-/* The entry for exactly (@key, @plen) in bucket @b; under RCU or its lock. */
-static struct nfg_rs_dent *rs_dyn_find(const struct nfg_rs_dyn *dyn, u32 b,
-				       const struct nfg_rs_key *key, u8 plen)
-{
-	struct nfg_rs_dent *e;
-
-	for (e = rcu_dereference(dyn->buckets[b]); e;
-	     e = rcu_dereference(e->next))
-		if (e->plen == plen && e->key.hi == key->hi &&
-		    e->key.lo == key->lo)
-			return e;
-	return NULL;
-}
-
-/*
- * Longest-prefix probe of the dynamic entries for @addr, under RCU: 1 if
- * a live entry covers it, 0 if a delete marker does, -1 if none does
- * (the array decides). Expired entries count as absent.
- */
-static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
-			const struct nfg_rs_key *addr, bool v6, u64 now)
-{
-	int w;
-
-	for (w = BITS_TO_LONGS(NFG_RS_DYN_PLENS) - 1; w >= 0; w--) {
-		unsigned long bits = READ_ONCE(dyn->pfx[w]);
-
-		while (bits) {
-			unsigned int bit = __fls(bits);
-			u8 plen = w * BITS_PER_LONG + bit;
-			struct nfg_rs_key key = *addr;
-			struct nfg_rs_dent *e;
-			u64 exp;
-
-			bits &= ~BIT(bit);
-			nfg_rs_key_mask(&key, plen, v6);
-			e = rs_dyn_find(dyn, rs_dyn_bucket(dyn, &key, plen),
-					&key, plen);
-			if (!e)
-				continue;
-			if (READ_ONCE(e->del))
-				return 0;
-			exp = READ_ONCE(e->expires);
-			if (!exp || exp > now)
-				return 1;
-		}
-	}
-	return -1;
-}
-
-static bool rs_core_lookup(struct nfg_rs_core *core,
-			   const struct nfg_rs_key *key, u64 now)
-{
-	const struct nfg_rs_dyn *dyn;
-	bool hit;
-	int d;
-
-	rcu_read_lock();
-	if (core->v6)
-		hit = nfg_rs_array_lookup6(rcu_dereference(core->arr), key);
-	else
-		hit = nfg_rs_array_lookup4(rcu_dereference(core->arr),
-					   (u32)key->lo);
-	dyn = rcu_dereference(core->dyn);
-	if (dyn && rs_dyn_any(dyn)) {
-		d = rs_dyn_probe(dyn, key, core->v6, now);
-		if (d >= 0)
-			hit = d;
-	}
-	rcu_read_unlock();
-
-	this_cpu_inc(core->stats->lookups);
-	if (hit)
-		this_cpu_inc(core->stats->hits);
-	return hit;
-}
-
-bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now)
-{
-	struct nfg_rs_key key = { .hi = 0, .lo = addr };
-
-	return rs_core_lookup(core, &key, now);
-}
-
-bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
-			u64 now)
-{
-	return rs_core_lookup(core, key, now);
-}
-
 /* Index of the last range of @arr starting at or below @key, or -1. */
 static s64 rs_array_find(const struct nfg_rs_array *arr,
 			 const struct nfg_rs_key *key)
@@ -552,9 +336,9 @@ static s64 rs_array_find(const struct nfg_rs_array *arr,
 }
 
 /* Is all of [start, end] in one unexpired range of @arr? */
-static bool rs_array_covers(const struct nfg_rs_array *arr,
-			    const struct nfg_rs_key *start,
-			    const struct nfg_rs_key *end, u64 now)
+bool nfg_rs_array_covers(const struct nfg_rs_array *arr,
+			 const struct nfg_rs_key *start,
+			 const struct nfg_rs_key *end, u64 now)
 {
 	struct nfg_rs_range r;
 	s64 i = rs_array_find(arr, start);
@@ -566,9 +350,9 @@ static bool rs_array_covers(const struct nfg_rs_array *arr,
 }
 
 /* Does any range of @arr meet [start, end]? */
-static bool rs_array_overlaps(const struct nfg_rs_array *arr,
-			      const struct nfg_rs_key *start,
-			      const struct nfg_rs_key *end)
+bool nfg_rs_array_overlaps(const struct nfg_rs_array *arr,
+			   const struct nfg_rs_key *start,
+			   const struct nfg_rs_key *end)
 {
 	struct nfg_rs_range r;
 	s64 i = rs_array_find(arr, end);
@@ -577,260 +361,6 @@ static bool rs_array_overlaps(const struct nfg_rs_array *arr,
 		return false;
 	nfg_rs_array_range(arr, i, &r);
 	return rs_key_le(start, &r.end);
-}
-
-static void rs_dyn_pfx_get(struct nfg_rs_dyn *dyn, u8 plen)
-{
-	/* Fully ordered: the count is up before the bit is looked at. */
-	if (atomic_inc_return(&dyn->pfx_cnt[plen]) == 1 ||
-	    !test_bit(plen, dyn->pfx))
-		set_bit(plen, dyn->pfx);
-}
-
-static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
-{
-	if (atomic_dec_return(&dyn->pfx_cnt[plen]))
-		return;
-	/*
-	 * Last entry of this length gone. test_and_clear_bit() is fully
-	 * ordered: an add that raced (count up, bit seen set before we
-	 * cleared it) is seen here and the bit goes back.
-	 */
-	if (test_and_clear_bit(plen, dyn->pfx) &&
-	    atomic_read(&dyn->pfx_cnt[plen]))
-		set_bit(plen, dyn->pfx);
-}
-
-/*
- * Reserve room for one entry: ranges in the published array plus dynamic
- * entries stay <= maxelem. A compare-and-swap loop, so that concurrent
- * adds on several CPUs never overshoot together.
- */
-static bool rs_dyn_reserve(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
-{
-	const struct nfg_rs_array *arr = rcu_dereference(core->arr);
-	u64 used = arr ? arr->count : 0;
-	u32 max = READ_ONCE(core->maxelem);
-	int c = atomic_read(&dyn->count), old;
-
-	for (;;) {
-		if (used + (u32)c >= max)
-			return false;
-		old = atomic_cmpxchg(&dyn->count, c, c + 1);
-		if (old == c)
-			return true;
-		c = old;
-	}
-}
-
-static void rs_dent_free_rcu(struct rcu_head *head)
-{
-	kfree(container_of(head, struct nfg_rs_dent, rcu));
-	atomic_dec(&nfg_rs_live_objects);
-}
-
-/* Link a new entry in bucket @b; under the bucket's lock, room reserved. */
-static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
-		       const struct nfg_rs_key *key, u8 plen, u64 expires,
-		       bool del)
-{
-	struct nfg_rs_dent *e;
-
-	/*
-	 * Softirq: no reclaim. Not charged to a memcg (no process to take
-	 * it from); the set's maxelem bounds the total.
-	 */
-	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
-	if (!e) {
-		atomic_dec(&dyn->count);
-		return -ENOMEM;
-	}
-	atomic_inc(&nfg_rs_live_objects);
-	e->key = *key;
-	e->plen = plen;
-	e->expires = expires;
-	e->del = del;
-	/* The bit goes up first: a lookup that finds the entry probes it. */
-	rs_dyn_pfx_get(dyn, plen);
-	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
-	rcu_assign_pointer(dyn->buckets[b], e);
-	return 0;
-}
-
-/* Unlink @e from bucket @b (under its lock) and free it after a grace period. */
-static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
-{
-	struct nfg_rs_dent __rcu **pp = &dyn->buckets[b];
-	struct nfg_rs_dent *cur;
-
-	while ((cur = rcu_dereference(*pp))) {
-		if (cur == e) {
-			rcu_assign_pointer(*pp, rcu_dereference(e->next));
-			rs_dyn_pfx_put(dyn, e->plen);
-			atomic_dec(&dyn->count);
-			call_rcu(&e->rcu, rs_dent_free_rcu);
-			return;
-		}
-		pp = &cur->next;
-	}
-	WARN_ON_ONCE(1);
-}
-
-/**
- * nfg_rs_dyn_add - packet-path add of the prefix of @addr
- * @core: the set (its dynamic hash enabled)
- * @addr: the packet's address
- * @plen: prefix length kept (the family's length for the address itself)
- * @expires: expiry of the entry (0 = never)
- * @exist: refresh the expiry of an entry already present
- * @now: the current time, on the clock of @expires
- *
- * Any context with BH disabled or process context. Never takes the set's
- * lock nor rebuilds the array: the entry waits in the hash, where every
- * lookup sees it, until nfg_rs_core_fold() moves it into the array.
- *
- * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (present and not @exist),
- * -ENOSPC (the set is full, counted as a refusal) or -ENOMEM (ditto).
- */
-int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
-		   u8 plen, u64 expires, bool exist, u64 now)
-{
-	struct nfg_rs_key key = *addr, end;
-	struct nfg_rs_dent *e;
-	struct nfg_rs_dyn *dyn;
-	int ret = NFG_RS_DYN_NOOP;
-	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-	u32 b;
-
-	nfg_rs_key_mask(&key, plen, core->v6);
-	rcu_read_lock();
-	dyn = rcu_dereference(core->dyn);
-	if (WARN_ON_ONCE(!dyn)) {
-		rcu_read_unlock();
-		return -EINVAL;
-	}
-	b = rs_dyn_bucket(dyn, &key, plen);
-	lock = &dyn->locks[b & dyn->lmask];
-	spin_lock_bh(lock);
-	e = rs_dyn_find(dyn, b, &key, plen);
-	if (e) {
-		u64 exp = READ_ONCE(e->expires);
-
-		if (READ_ONCE(e->del) || exist || (exp && exp <= now)) {
-			WRITE_ONCE(e->expires, expires);
-			WRITE_ONCE(e->del, 0);
-			ret = NFG_RS_DYN_DONE;
-		}
-		goto out;
-	}
-	rs_key_prefix_end(&end, &key, plen, core->v6);
-	/*
-	 * Already in the array and not under a delete marker (of another
-	 * length; probed at both ends of the prefix): nothing to add.
-	 */
-	if (!exist && rs_array_covers(rcu_dereference(core->arr), &key, &end,
-				      now) &&
-	    rs_dyn_probe(dyn, &key, core->v6, now) &&
-	    rs_dyn_probe(dyn, &end, core->v6, now))
-		goto out;
-	if (!rs_dyn_reserve(core, dyn)) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	ret = rs_dyn_link(dyn, b, &key, plen, expires, false);
-	if (!ret)
-		ret = NFG_RS_DYN_DONE;
-out:
-	spin_unlock_bh(lock);
-	rcu_read_unlock();
-	if (ret == NFG_RS_DYN_DONE)
-		this_cpu_inc(core->stats->dyn_adds);
-	else if (ret < 0)
-		this_cpu_inc(core->stats->dyn_refused);
-	return ret;
-}
-
-/**
- * nfg_rs_dyn_del - packet-path delete of the prefix of @addr
- * @core: the set (its dynamic hash enabled)
- * @addr: the packet's address
- * @plen: prefix length
- *
- * A dynamic entry of exactly that prefix becomes a delete marker (the
- * fold that copied it may have published it already); without one, a
- * marker is linked if the array holds any part of the prefix. Lookups
- * miss inside it from now on, and the next fold deletes the prefix from
- * the tree (and drops the marker).
- *
- * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC or
- * -ENOMEM (no room for a marker; counted as a refusal).
- */
-int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
-		   u8 plen)
-{
-	struct nfg_rs_key key = *addr, end;
-	const struct nfg_rs_array *arr;
-	struct nfg_rs_dent *e;
-	struct nfg_rs_dyn *dyn;
-	int ret = NFG_RS_DYN_NOOP;
-	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-	u32 b;
-
-	nfg_rs_key_mask(&key, plen, core->v6);
-	rs_key_prefix_end(&end, &key, plen, core->v6);
-	rcu_read_lock();
-	dyn = rcu_dereference(core->dyn);
-	if (WARN_ON_ONCE(!dyn)) {
-		rcu_read_unlock();
-		return -EINVAL;
-	}
-	b = rs_dyn_bucket(dyn, &key, plen);
-	lock = &dyn->locks[b & dyn->lmask];
-	spin_lock_bh(lock);
-	e = rs_dyn_find(dyn, b, &key, plen);
-	if (e) {
-		if (READ_ONCE(e->del))
-			goto out;
-		WRITE_ONCE(e->del, 1);
-		WRITE_ONCE(e->expires, 0);
-		ret = NFG_RS_DYN_DONE;
-		goto out;
-	}
-	/*
-	 * Under the lock: a fold unlinks an entry only after publishing
-	 * it, so an entry gone from the bucket is in this array.
-	 */
-	arr = rcu_dereference(core->arr);
-	if (!rs_array_overlaps(arr, &key, &end))
-		goto out;
-	if (!rs_dyn_reserve(core, dyn)) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	ret = rs_dyn_link(dyn, b, &key, plen, 0, true);
-	if (!ret)
-		ret = NFG_RS_DYN_DONE;
-out:
-	spin_unlock_bh(lock);
-	rcu_read_unlock();
-	if (ret == NFG_RS_DYN_DONE)
-		this_cpu_inc(core->stats->dyn_dels);
-	else if (ret < 0)
-		this_cpu_inc(core->stats->dyn_refused);
-	return ret;
-}
-
-/* Are there dynamic entries waiting to be folded? Any context. */
-bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
-{
-	const struct nfg_rs_dyn *dyn;
-	bool ret;
-
-	rcu_read_lock();
-	dyn = rcu_dereference(core->dyn);
-	ret = dyn && atomic_read(&dyn->count);
-	rcu_read_unlock();
-	return ret;
 }
 
 /* ---- control-plane tree ----------------------------------------------- */
@@ -908,7 +438,7 @@ static void rs_node_drop(struct nfg_rs_update *u, struct nfg_rs_node *n)
 	u->spare = n;
 }
 
-static void rs_spare_free(struct nfg_rs_update *u)
+void nfg_rs_update_end(struct nfg_rs_update *u)
 {
 	struct nfg_rs_node *n;
 
@@ -973,7 +503,7 @@ static void rs_coalesce(struct nfg_rs_update *u, const struct nfg_rs_key *lo,
  * in it the later of theirs and r's (see the top of this file); then
  * neighbours that are adjacent and expire together merge.
  */
-static int rs_add(struct nfg_rs_update *u, const struct nfg_rs_range *r)
+int nfg_rs_tree_add(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 {
 	struct nfg_rs_core *core = u->core;
 	struct nfg_rs_key pos = r->start, lo = r->start, hi = r->end;
@@ -1042,7 +572,7 @@ static int rs_add(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 	return 0;
 }
 
-static int rs_del(struct nfg_rs_update *u, const struct nfg_rs_range *r)
+int nfg_rs_tree_del(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 {
 	struct nfg_rs_core *core = u->core;
 	struct nfg_rs_node *n, *next, *tail_node;
@@ -1123,7 +653,10 @@ static u64 rs_tree_next_expiry(const struct rb_root *root)
 	return next;
 }
 
-/* Rebuild the packet-path array from the tree and publish it. */
+/*
+ * Rebuild the packet-path array from the tree and publish it, then bump
+ * the generation (see nfg_rs_core.gen).
+ */
 static int rs_publish(struct nfg_rs_core *core)
 {
 	struct nfg_rs_array *new = NULL, *old;
@@ -1138,9 +671,53 @@ static int rs_publish(struct nfg_rs_core *core)
 	}
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	rcu_assign_pointer(core->arr, new);
+	nfg_rs_gen_bump(core);
 	WRITE_ONCE(core->next_expiry, next);
 	nfg_rs_array_put(old);
 	return 0;
+}
+
+/*
+ * Publish the tree if its count fits: published ranges + the slots the
+ * dynamic entries hold (less @allow: slots of entries this publication
+ * folds, and splits made by deletes, which never need room) within
+ * maxelem; @force publishes regardless (a fold of deletes only). The
+ * array's growth is charged to dyn->count while it is published (a
+ * compare-and-swap, as rs_dyn_reserve() does), so that a packet-path
+ * reservation that read the old array cannot take the same room. Under
+ * core->lock for writing.
+ *
+ * Return: 0, -ENOSPC or -ENOMEM (nothing published).
+ */
+int nfg_rs_publish(struct nfg_rs_core *core, u32 allow, bool force)
+{
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_dyn *dyn;
+	s64 grow;
+	int c, old, err;
+
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	grow = (s64)core->count - (arr ? arr->count : 0);
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	if (!dyn || grow <= 0) {
+		if (!force && grow > 0 && core->count > (u64)core->maxelem + allow)
+			return -ENOSPC;
+		return rs_publish(core);
+	}
+	c = atomic_read(&dyn->count);
+	for (;;) {
+		if (!force && (u64)core->count + (u32)c >
+		    (u64)core->maxelem + allow)
+			return -ENOSPC;
+		old = atomic_cmpxchg(&dyn->count, c, c + (int)grow);
+		if (old == c)
+			break;
+		c = old;
+	}
+	err = rs_publish(core);
+	smp_mb();	/* the new array before the charge goes back */
+	atomic_sub((int)grow, &dyn->count);
+	return err;
 }
 
 /*
@@ -1150,7 +727,7 @@ static int rs_publish(struct nfg_rs_core *core)
  * fail. Ranges come in ascending order, so each one becomes the right
  * child of the previous (the maximum of a tree has no right child).
  */
-static void rs_rollback(struct nfg_rs_update *u)
+void nfg_rs_tree_rollback(struct nfg_rs_update *u)
 {
 	struct nfg_rs_core *core = u->core;
 	const struct nfg_rs_array *arr;
@@ -1185,182 +762,8 @@ static void rs_rollback(struct nfg_rs_update *u)
 	}
 }
 
-/* ---- dynamic entries: folding into the tree ---------------------------- */
-
-/* A copy of a dynamic entry taken by a fold. */
-struct rs_fold_ent {
-	struct nfg_rs_key	key;
-	u64			expires;
-	u8			plen;
-	u8			del;
-};
-
-struct rs_fold {
-	struct rs_fold_ent	*ents;
-	u32			n;
-	u32			expired;	/* entries dropped as expired */
-	u32			refused;	/* entries dropped: no room */
-	DECLARE_BITMAP(seen, NFG_RS_DYN_PLENS);	/* their prefix lengths */
-};
-
-/* How much of the batch a fold applies: see "Dynamic entries" above. */
-enum rs_fold_mode {
-	RS_FOLD_ALL,
-	RS_FOLD_FITTING,	/* markers, and adds whose worst case fits */
-	RS_FOLD_NONE,		/* every entry refused */
-};
-
-/*
- * Copy the dynamic entries into @f. Under core->lock for writing. The
- * hash is left as it is: rs_fold_finish() removes the copied entries once
- * the caller has published the result.
- */
-static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
-{
-	struct nfg_rs_dyn *dyn;
-	struct nfg_rs_dent *e;
-	u32 cap, b;
-
-	memset(f, 0, sizeof(*f));
-	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
-	if (!dyn || !atomic_read(&dyn->count))
-		return 0;
-	/* Entries added while we copy wait for the next fold. */
-	cap = atomic_read(&dyn->count);
-	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL);
-	if (!f->ents)
-		return -ENOMEM;
-	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
-		rcu_read_lock();
-		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
-		     e = rcu_dereference(e->next)) {
-			struct rs_fold_ent *c = &f->ents[f->n++];
-
-			c->key = e->key;
-			c->plen = e->plen;
-			c->expires = READ_ONCE(e->expires);
-			c->del = READ_ONCE(e->del);
-			__set_bit(c->plen, f->seen);
-		}
-		rcu_read_unlock();
-		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
-			cond_resched();
-	}
-	return 0;
-}
-
-/* Dynamic entries that stay after the fold @f removes its copies. */
-static u32 rs_fold_left(struct nfg_rs_core *core, const struct rs_fold *f)
-{
-	const struct nfg_rs_dyn *dyn;
-	u32 c;
-
-	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
-	if (!dyn)
-		return 0;
-	c = atomic_read(&dyn->count);
-	return c > f->n ? c - f->n : 0;
-}
-
-/*
- * Apply the copied entries to the tree in the request @u, shortest
- * prefixes first, so that a longer prefix wins where two overlap, as it
- * does in rs_dyn_probe(). Entries expired at @now (0: none is) are
- * dropped, not folded. @mode: which entries are applied, the others are
- * counted as refused. Under core->lock for writing.
- */
-static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
-			 enum rs_fold_mode mode)
-{
-	struct nfg_rs_core *core = u->core;
-	u32 left = rs_fold_left(core, f), marks = 0, i;
-	struct nfg_rs_range r;
-	int plen, err;
-
-	f->expired = 0;
-	f->refused = 0;
-	/* room kept for the markers still to apply: one each */
-	for (i = 0; i < f->n; i++)
-		marks += f->ents[i].del;
-	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++) {
-		if (!test_bit(plen, f->seen))
-			continue;
-		for (i = 0; i < f->n; i++) {
-			const struct rs_fold_ent *c = &f->ents[i];
-
-			if (c->plen != plen)
-				continue;
-			if (!c->del && now && c->expires && c->expires <= now) {
-				f->expired++;
-				continue;
-			}
-			/*
-			 * A marker needs at most the slot it reserved (it
-			 * splits a range in two); an add may split one in
-			 * three.
-			 */
-			if (c->del)
-				marks--;
-			if (mode == RS_FOLD_NONE ||
-			    (mode == RS_FOLD_FITTING && !c->del &&
-			     (u64)core->count + 2 + marks + left >
-			     core->maxelem)) {
-				f->refused++;
-				continue;
-			}
-			r.start = c->key;
-			rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
-			r.expires = c->expires;
-			err = c->del ? rs_del(u, &r) : rs_add(u, &r);
-			if (err)
-				return err;
-			if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
-				cond_resched();
-		}
-	}
-	return 0;
-}
-
-/*
- * After the caller published the tree with the fold applied (@ok), remove
- * from the hash each entry the fold copied, unless the packet path changed
- * it meanwhile (a refreshed expiry, an entry turned into a marker): that
- * one is folded again next time, which only extends what is there.
- */
-static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
-			   bool ok)
-{
-	struct nfg_rs_dyn *dyn;
-	struct nfg_rs_dent *e;
-	u32 i, b;
-
-	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
-	for (i = 0; ok && dyn && i < f->n; i++) {
-		const struct rs_fold_ent *c = &f->ents[i];
-		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
-
-		b = rs_dyn_bucket(dyn, &c->key, c->plen);
-		lock = &dyn->locks[b & dyn->lmask];
-		rcu_read_lock();
-		spin_lock_bh(lock);
-		e = rs_dyn_find(dyn, b, &c->key, c->plen);
-		if (e && e->del == c->del && e->expires == c->expires)
-			rs_dyn_unlink(dyn, b, e);
-		spin_unlock_bh(lock);
-		rcu_read_unlock();
-		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
-			cond_resched();
-	}
-	if (ok && f->expired)
-		WRITE_ONCE(core->expiries, core->expiries + f->expired);
-	if (ok && f->refused)
-		this_cpu_add(core->stats->dyn_refused, f->refused);
-	kvfree(f->ents);
-	f->ents = NULL;
-}
-
 /* Take the ranges expired at @now out of the tree; returns how many. */
-static u32 rs_expire_nodes(struct nfg_rs_update *u, u64 now)
+u32 nfg_rs_tree_expire(struct nfg_rs_update *u, u64 now)
 {
 	struct nfg_rs_core *core = u->core;
 	struct nfg_rs_node *n, *next;
@@ -1381,146 +784,25 @@ static u32 rs_expire_nodes(struct nfg_rs_update *u, u64 now)
 }
 
 /*
- * Fold and publish, in one publication with the expiry of the ranges
- * expired at @now if @expired is given (set to the ranges and entries
- * expired). Under core->lock for writing. A batch that would overflow
- * maxelem is applied again with fewer entries (enum rs_fold_mode), so
- * only -ENOMEM leaves the set and the hash as they were.
+ * Expire without folding: take the ranges expired at @now out and publish.
+ * Under core->lock for writing. On -ENOMEM the tree is rolled back.
  */
-static int rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
+static int rs_expire_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 {
 	struct nfg_rs_update u = { .core = core };
-	enum rs_fold_mode mode = RS_FOLD_ALL;
-	u32 count = 0;
-	struct rs_fold f;
-	int err;
-
-	if (expired)
-		*expired = 0;
-	err = rs_fold_copy(core, &f);
-	if (err)
-		return err;
-	for (;;) {
-		err = rs_fold_apply(&u, &f, now, mode);
-		count = !err && expired ? rs_expire_nodes(&u, now) : 0;
-		if (!err && (u.changed || count)) {
-			if (core->count + rs_fold_left(core, &f) > core->maxelem)
-				err = -ENOSPC;
-			else
-				err = rs_publish(core);
-		}
-		if (err && (u.changed || count)) {
-			rs_rollback(&u);
-			u.changed = false;
-		}
-		if (err != -ENOSPC || mode == RS_FOLD_NONE)
-			break;
-		mode = mode == RS_FOLD_ALL ? RS_FOLD_FITTING : RS_FOLD_NONE;
-	}
-	if (!err && count)
-		WRITE_ONCE(core->expiries, core->expiries + count);
-	if (!err && expired)
-		*expired = count + f.expired;
-	rs_spare_free(&u);
-	rs_fold_finish(core, &f, !err);
-	return err;
-}
-
-/**
- * nfg_rs_core_fold - move the dynamic entries into the tree and the array
- * @core: the set
- * @now: the current time; entries expired by then are dropped (counted as
- *	 expiries), not folded
- *
- * One publication for all of them. Entries that no longer fit in maxelem
- * are dropped and counted as refusals. Process context.
- *
- * Return: 0 or -ENOMEM: then nothing changed, and the entries keep
- * matching from the hash.
- */
-int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
-{
-	int err;
-
-	if (!nfg_rs_dyn_pending(core))
-		return 0;
-	down_write(&core->lock);
-	err = rs_fold_locked(core, now, NULL);
-	up_write(&core->lock);
-	return err;
-}
-
-/* Drop every dynamic entry; under core->lock for writing (or last user). */
-static void rs_dyn_clear(struct nfg_rs_dyn *dyn)
-{
-	struct nfg_rs_dent *e;
-	u32 b;
-
-	if (!dyn)
-		return;
-	for (b = 0; b <= dyn->hmask; b++) {
-		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
-
-		rcu_read_lock();
-		spin_lock_bh(lock);
-		while ((e = rcu_dereference(dyn->buckets[b])))
-			rs_dyn_unlink(dyn, b, e);
-		spin_unlock_bh(lock);
-		rcu_read_unlock();
-		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
-			cond_resched();
-	}
-}
-
-/**
- * nfg_rs_dyn_enable - give the set its hash of dynamic entries
- * @core: the set
- * @seed: hash seed (random in the kernel)
- *
- * Called by each RANGESET rule's checkentry; the first one allocates.
- * Buckets: maxelem rounded up to a power of two, within [64, 16384]
- * (longer chains only in sets over 16k entries); bucket locks: at most 256.
- *
- * Return: 0 or -ENOMEM.
- */
-int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed)
-{
-	struct nfg_rs_dyn *dyn;
-	u32 nb = 64, nl, i;
-	size_t size;
+	u32 count = nfg_rs_tree_expire(&u, now);
 	int err = 0;
 
-	down_write(&core->lock);
-	if (rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock)))
-		goto out;
-	while (nb < core->maxelem && nb < 16384)
-		nb *= 2;
-	nl = min_t(u32, nb, 256);
-	size = struct_size(dyn, buckets, nb);
-	dyn = kvzalloc(size, GFP_KERNEL_ACCOUNT);
-	if (!dyn) {
-		err = -ENOMEM;
-		goto out;
+	if (count) {
+		/* the array only shrinks: no room to charge */
+		err = nfg_rs_publish(core, 0, true);
+		if (err)
+			nfg_rs_tree_rollback(&u);
+		else
+			WRITE_ONCE(core->expiries, core->expiries + count);
 	}
-	dyn->locks = kcalloc(nl, sizeof(*dyn->locks), GFP_KERNEL_ACCOUNT);
-	if (!dyn->locks) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	for (i = 0; i < nl; i++)
-		spin_lock_init(&dyn->locks[i]);
-	dyn->hmask = nb - 1;
-	dyn->lmask = nl - 1;
-	dyn->seed = seed;
-	dyn->memsize = size + nl * sizeof(*dyn->locks);
-	atomic_inc(&nfg_rs_live_objects);
-	rcu_assign_pointer(core->dyn, dyn);
-	goto out;
-
-err_free:
-	kvfree(dyn);
-out:
-	up_write(&core->lock);
+	*expired = err ? 0 : count;
+	nfg_rs_update_end(&u);
 	return err;
 }
 
@@ -1540,7 +822,6 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 		       unsigned int n, enum nfg_rs_op op)
 {
 	struct nfg_rs_update u = { .core = core };
-	const struct rs_fold nofold = { .n = 0 };
 	unsigned int i;
 	int err = 0;
 
@@ -1550,26 +831,22 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 
 	down_write(&core->lock);
 	/* Dynamic entries first: the request applies to the whole set. */
-	err = rs_fold_locked(core, 0, NULL);
+	err = nfg_rs_fold_locked(core, get_jiffies_64(), NULL);
 	if (err)
 		goto out;
 	for (i = 0; i < n && !err; i++) {
 		if (op == NFG_RS_OP_ADD)
-			err = rs_add(&u, &r[i]);
+			err = nfg_rs_tree_add(&u, &r[i]);
 		else
-			err = rs_del(&u, &r[i]);
+			err = nfg_rs_tree_del(&u, &r[i]);
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
-	if (!err && u.changed) {
-		if (core->count + rs_fold_left(core, &nofold) > core->maxelem)
-			err = -ENOSPC;
-		else
-			err = rs_publish(core);
-	}
+	if (!err && u.changed)
+		err = nfg_rs_publish(core, 0, false);
 	if (err && u.changed)
-		rs_rollback(&u);
-	rs_spare_free(&u);
+		nfg_rs_tree_rollback(&u);
+	nfg_rs_update_end(&u);
 out:
 	up_write(&core->lock);
 	return err;
@@ -1581,10 +858,15 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
 	struct rb_root root;
 
 	down_write(&core->lock);
-	rs_dyn_clear(rcu_dereference_protected(core->dyn,
-					       lockdep_is_held(&core->lock)));
+	/*
+	 * As a fold does: the empty array first, then the generation, then
+	 * the entries, so no reader sees the old array without them.
+	 */
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
-	RCU_INIT_POINTER(core->arr, NULL);
+	rcu_assign_pointer(core->arr, NULL);
+	nfg_rs_gen_bump(core);
+	nfg_rs_dyn_clear(rcu_dereference_protected(core->dyn,
+						   lockdep_is_held(&core->lock)));
 	root = core->root;
 	core->root = RB_ROOT;
 	core->count = 0;
@@ -1612,7 +894,14 @@ int nfg_rs_core_expire(struct nfg_rs_core *core, u64 now, u32 *expired)
 
 	down_write(&core->lock);
 	/* Dynamic entries go into the same publication. */
-	err = rs_fold_locked(core, now, expired);
+	err = nfg_rs_fold_locked(core, now, expired);
+	/*
+	 * Without memory for the fold, the ranges still expire: the entries
+	 * wait in the hash (where they decide over the array anyway) for
+	 * the fold work's next try.
+	 */
+	if (err && nfg_rs_dyn_pending(core))
+		err = rs_expire_locked(core, now, expired);
 	up_write(&core->lock);
 	return err;
 }
@@ -1634,7 +923,7 @@ bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 
 	down_write(&core->lock);
 	/* On failure the entries stay dynamic: the answer leaves them out. */
-	rs_fold_locked(core, 0, NULL);
+	nfg_rs_fold_locked(core, get_jiffies_64(), NULL);
 	n = rs_first_end_ge(&core->root, &r->start);
 	hit = n && rs_key_le(&n->r.start, &r->start) &&
 	      rs_key_le(&r->end, &n->r.end);
@@ -1668,9 +957,9 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 	 * against the old contents' room: they fold into the new ones, or
 	 * are refused there if they no longer fit.
 	 */
-	err = rs_fold_locked(a, 0, NULL);
+	err = nfg_rs_fold_locked(a, get_jiffies_64(), NULL);
 	if (!err)
-		err = rs_fold_locked(b, 0, NULL);
+		err = nfg_rs_fold_locked(b, get_jiffies_64(), NULL);
 	if (err)
 		goto out;
 
@@ -1705,7 +994,7 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 
 	down_write(&core->lock);
 	/* Listings show dynamic entries folded (on failure: left out). */
-	rs_fold_locked(core, 0, NULL);
+	nfg_rs_fold_locked(core, get_jiffies_64(), NULL);
 	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	if (arr)
 		refcount_inc(&arr->ref);
@@ -1731,7 +1020,7 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 	}
 	dyn = rcu_dereference(core->dyn);
 	if (dyn) {
-		info->dyn_count = atomic_read(&dyn->count);
+		info->dyn_count = atomic_read(&dyn->entries);
 		info->memsize += dyn->memsize +
 			(u64)info->dyn_count * sizeof(struct nfg_rs_dent);
 	}
@@ -1764,6 +1053,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
 	core->timeout = 0;
 	core->expiries = 0;
 	core->next_expiry = 0;
+	core->gen = 0;
 	core->v6 = v6;
 	RCU_INIT_POINTER(core->arr, NULL);
 	RCU_INIT_POINTER(core->dyn, NULL);
@@ -1777,7 +1067,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
  */
 void nfg_rs_core_release(struct nfg_rs_core *core)
 {
-	rs_dyn_clear(rcu_dereference_protected(core->dyn, 1));
+	nfg_rs_dyn_clear(rcu_dereference_protected(core->dyn, 1));
 	rs_tree_free(&core->root);
 	core->count = 0;
 	nfg_rs_array_put(rcu_dereference_protected(core->arr, 1));
@@ -1787,14 +1077,7 @@ void nfg_rs_core_release(struct nfg_rs_core *core)
 /* Free what a lookup may still touch; after a grace period. */
 void nfg_rs_core_free(struct nfg_rs_core *core)
 {
-	struct nfg_rs_dyn *dyn = rcu_dereference_protected(core->dyn, 1);
-
-	if (dyn) {
-		kfree(dyn->locks);
-		kvfree(dyn);
-		atomic_dec(&nfg_rs_live_objects);
-		RCU_INIT_POINTER(core->dyn, NULL);
-	}
+	nfg_rs_dyn_free(core);
 	free_percpu(core->stats);
 	core->stats = NULL;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * nfguard rangeset: interval set core (see the theory of operation at the
- * top of rangeset_core.c). This header is also compiled by the userspace
+ * top of rangeset_core.c, and of rangeset_dyn_core.c for the dynamic
+ * entries). This header is also compiled by the userspace
  * unit harness in tests/unit against a thin shim of kernel headers.
  */
 #ifndef _NFG_RANGESET_CORE_H
@@ -15,6 +16,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/rwsem.h>
+#include <linux/spinlock.h>
 
 /* Largest maxelem a set may be created with (inclusive). */
 #define NFG_RS_MAXELEM_LIMIT	BIT(24)
@@ -71,17 +73,25 @@ struct nfg_rs_stats {
 /*
  * A dynamic entry: the masked address of a packet-path add (or delete
  * marker), not yet folded into the tree. See "Dynamic entries" at the top
- * of rangeset_core.c.
+ * of rangeset_dyn_core.c.
  */
 struct nfg_rs_dent {
 	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
 	struct nfg_rs_dent __rcu	*next;
 	struct nfg_rs_key		key;	/* masked: the prefix's first address */
-	/* Expiry (0 = never); written under the bucket lock, read without. */
-	u64				expires;
+	/*
+	 * The following are written under the bucket lock, read without it.
+	 * @seq: order of the last packet-path change of the entry (from
+	 * nfg_rs_dyn.seq): where entries overlap, the latest decides.
+	 */
+	u64				seq;
+	u64				expires;	/* 0 = never */
+	u32				ver;	/* bumped by every change */
 	u8				plen;
-	/* 1: delete marker (lookups miss inside it); written like @expires. */
+	/* 1: delete marker (lookups miss inside it) */
 	u8				del;
+	/* 1: holds a slot of maxelem (nfg_rs_dyn.count) */
+	u8				charged;
 	struct rcu_head			rcu;
 };
 
@@ -93,8 +103,19 @@ struct nfg_rs_dyn {
 	u32			hmask;	/* buckets - 1 */
 	u32			lmask;	/* locks - 1 */
 	u32			seed;
-	/* Entries linked (positive and markers): the set's maxelem bounds it. */
+	/*
+	 * Slots of maxelem held by entries (adds, and markers that were
+	 * adds) and, while it publishes, by the control plane's growth of
+	 * the array: published ranges + @count <= maxelem is kept with
+	 * compare-and-swap loops (see rs_dyn_reserve()).
+	 */
 	atomic_t		count;
+	/* Delete markers: their own budget (maxelem), never the adds' room. */
+	atomic_t		marks;
+	/* Entries linked (adds and markers). */
+	atomic_t		entries;
+	/* Source of nfg_rs_dent.seq; starts at 0, the first entry gets 1. */
+	atomic64_t		seq;
 	/* Entries per prefix length; a bit of @pfx is set while one is > 0. */
 	atomic_t		pfx_cnt[NFG_RS_DYN_PLENS];
 	/*
@@ -144,6 +165,13 @@ struct nfg_rs_core {
 	u64				next_expiry;
 	/* Packet path: read under RCU only. NULL when the set is empty. */
 	struct nfg_rs_array __rcu	*arr;
+	/*
+	 * Publication generation: bumped (under @lock) after @arr is
+	 * published and before a fold unlinks the entries it published. A
+	 * reader that saw it change retries: it may have read the old array
+	 * and the hash without the folded entries.
+	 */
+	u32				gen;
 	struct nfg_rs_stats __percpu	*stats;
 	/*
 	 * Dynamic entries (packet-path adds/deletes): NULL until a RANGESET
@@ -216,7 +244,7 @@ bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now);
 bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
 			u64 now);
 
-/* Dynamic entries; see the theory of operation in rangeset_core.c. */
+/* Dynamic entries; see the theory of operation in rangeset_dyn_core.c. */
 int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed);
 bool nfg_rs_dyn_pending(struct nfg_rs_core *core);
 void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6);
@@ -225,5 +253,7 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		   u8 plen);
 int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now);
+int nfg_rs_core_update1(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+			enum nfg_rs_op op, u64 now);
 
 #endif /* _NFG_RANGESET_CORE_H */

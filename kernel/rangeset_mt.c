@@ -158,7 +158,8 @@ static const struct kernel_param_ops rangeset_live_objects_ops = {
 	.get	= rangeset_live_objects_get,
 };
 module_param_cb(live_objects, &rangeset_live_objects_ops, NULL, 0444);
-MODULE_PARM_DESC(live_objects, "range sets and lookup arrays currently allocated");
+MODULE_PARM_DESC(live_objects,
+		 "sets, lookup arrays, hashes and packet-path entries allocated, summed over all network namespaces (a leak check, not a per-namespace count)");
 
 module_init(rangeset_mt_init);
 module_exit(rangeset_mt_exit);

@@ -20,10 +20,13 @@
 #include <linux/mutex.h>
 #include <linux/netfilter.h>
 #include <linux/proc_fs.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/jiffies.h>
+#include <linux/memcontrol.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
@@ -98,6 +101,7 @@ static void nfg_rs_release(struct nfg_rangeset *set)
 	cancel_delayed_work_sync(&set->fold_work);
 	cancel_delayed_work_sync(&set->expire_work);
 	nfg_rs_core_release(&set->core);
+	mem_cgroup_put(set->memcg);
 	call_rcu(&set->rcu, nfg_rs_free_rcu);
 }
 
@@ -158,9 +162,14 @@ static void nfg_rs_expire_work(struct work_struct *work)
 	struct nfg_rangeset *set = container_of(to_delayed_work(work),
 						struct nfg_rangeset,
 						expire_work);
+	struct mem_cgroup *old;
 	u32 expired;
+	int err;
 
-	if (nfg_rs_core_expire(&set->core, get_jiffies_64(), &expired)) {
+	old = set_active_memcg(set->memcg);
+	err = nfg_rs_core_expire(&set->core, get_jiffies_64(), &expired);
+	set_active_memcg(old);
+	if (err) {
 		/* -ENOMEM, nothing changed: try again a tick later. */
 		spin_lock(&set->expire_lock);
 		mod_delayed_work(system_power_efficient_wq, &set->expire_work,
@@ -182,8 +191,14 @@ static void nfg_rs_fold_work(struct work_struct *work)
 	struct nfg_rangeset *set = container_of(to_delayed_work(work),
 						struct nfg_rangeset,
 						fold_work);
+	struct mem_cgroup *old;
+	int err;
 
-	if (nfg_rs_core_fold(&set->core, get_jiffies_64()))
+	/* Charged to the set's creator, not to whoever this worker last ran for. */
+	old = set_active_memcg(set->memcg);
+	err = nfg_rs_core_fold(&set->core, get_jiffies_64());
+	set_active_memcg(old);
+	if (err)
 		queue_delayed_work(system_power_efficient_wq, &set->fold_work,
 				   HZ);
 	nfg_rs_expire_arm(set);
@@ -522,6 +537,7 @@ static int nfg_rs_cmd_create(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	}
 	set->core.timeout = timeout;
+	set->memcg = get_mem_cgroup_from_mm(current->mm);
 	atomic_inc(&nfg_rs_live_objects);
 	strscpy(set->name, name, sizeof(set->name));
 	set->family = family;
@@ -636,6 +652,18 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out_put;
 
+	/*
+	 * One prefix (a bouncer or fail2ban adding an address at a time):
+	 * through the hash, as a packet-path update, so that it costs a hash
+	 * insert and the fold work rebuilds the array once per tick, not once
+	 * per address. Anything else, or no room in the hash: the whole path.
+	 */
+	if (n == 1 && !nfg_rs_dyn_enable(&set->core, get_random_u32()) &&
+	    !nfg_rs_core_update1(&set->core, r, op, get_jiffies_64())) {
+		nfg_rs_fold_kick(set);
+		err = 0;
+		goto out_free;
+	}
 	err = nfg_rs_core_update(&set->core, r, n, op);
 	switch (err) {
 	case 0:
@@ -652,6 +680,7 @@ static int nfg_rs_cmd_update(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "invalid range; nothing changed");
 		break;
 	}
+out_free:
 	kvfree(r);
 out_put:
 	nfg_rs_put(set);

@@ -8,7 +8,7 @@
  * Adds the packet's address (or its --prefix) to a set, or removes it,
  * from the packet path. The set's array is never rebuilt here and no
  * lock shared by all CPUs is taken: the address goes into the set's hash
- * of dynamic entries (rangeset_core.c, "Dynamic entries"), where the
+ * of dynamic entries (rangeset_dyn_core.c), where the
  * next lookup on any CPU sees it, and the set's fold work moves it into
  * the array a tick later. Always continues (XT_CONTINUE).
  */

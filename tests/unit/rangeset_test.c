@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the rangeset interval core (kernel/rangeset_core.c),
+ * Unit tests of the rangeset core (kernel/rangeset_core.c, the interval
+ * core, and kernel/rangeset_dyn_core.c, the packet path's dynamic entries),
  * compiled in userspace against tests/unit/shim with ASan and UBSan.
  *
  * The core is included as a source file so that the tests can also walk
  * its private rbtree and check the invariants after every operation:
  * ranges sorted, disjoint and non-adjacent; tree and published array
- * identical; count within maxelem; no lock left held; no WARN.
+ * identical; count within maxelem (sets without packet-path deletes:
+ * their splits may go past it); no lock left held; no WARN.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,7 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Forced interleavings: see race_point() below. */
+static void race_point(void *core, int where);
+#define NFG_RS_RACE_POINT(core, where)	race_point(core, where)
+
+#include <linux/jiffies.h>
 #include "rangeset_core.c"
+#include "rangeset_dyn_core.c"
 #include "utest.h"
 #include "../include/nfg_rng.h"
 
@@ -124,7 +132,7 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 		fail_at(file, line, "tree has %ld nodes, count is %u", nodes, c->count);
 		return false;
 	}
-	if (c->count > c->maxelem) {
+	if (c->count > c->maxelem && !rcu_dereference(c->dyn)) {
 		fail_at(file, line, "count %u > maxelem %u", c->count, c->maxelem);
 		return false;
 	}
@@ -1383,7 +1391,7 @@ static void dyn_set(struct nfg_rs_core *c, bool v6, u32 maxelem)
 
 static u32 dyn_count(struct nfg_rs_core *c)
 {
-	return atomic_read(&rcu_dereference(c->dyn)->count);
+	return atomic_read(&rcu_dereference(c->dyn)->entries);
 }
 
 static int dadd4(struct nfg_rs_core *c, u32 a, u8 plen, u64 exp, bool exist,
@@ -1471,8 +1479,12 @@ static void test_dyn_prefix(void)
 	CHECK_EQ(dadd4(&c, 0x0a0102ff, 24, 0, false, 0), NFG_RS_DYN_NOOP);
 	CHECK_EQ(dadd4(&c, 0, 0, 0, false, 0), NFG_RS_DYN_DONE);
 	CHECK(nfg_rs_core_match4(&c, U32_MAX, 0));
+	/* the latest change decides: deleting 0/0 deletes the /24 too */
 	CHECK_EQ(ddel4(&c, 0x01020304, 0), NFG_RS_DYN_DONE);
 	CHECK(!nfg_rs_core_match4(&c, U32_MAX, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a0102c8, 0));
+	CHECK_EQ(dadd4(&c, 0x0a010203, 24, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 0x0a0102c8, 0));
 	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
 	EXPECT(&c, r4(0x0a010200, 0x0a0102ff));
 	set_fini(&c);
@@ -1559,8 +1571,6 @@ static void test_dyn_maxelem(void)
 	}
 	CHECK_EQ(done, 7);
 	CHECK_EQ(full, 13);
-	/* markers count too */
-	CHECK_EQ(ddel4(&c, 2, 32), -ENOSPC);
 	CHECK_EQ(add1(&c, r4(50, 50)), -ENOSPC);
 	/* the control plane folds first: the set is whole */
 	EXPECT(&c, r4(0, 0), r4(2, 2), r4(4, 4), r4(1000, 1000),
@@ -1568,7 +1578,7 @@ static void test_dyn_maxelem(void)
 	       r4(1008, 1008), r4(1010, 1010), r4(1012, 1012));
 	CHECK_EQ(dadd4(&c, 77, 32, 0, false, 0), -ENOSPC);
 	nfg_rs_core_info(&c, &info);
-	CHECK_EQ(info.dyn_refused, 15);
+	CHECK_EQ(info.dyn_refused, 14);
 	CHECK_EQ(info.dyn_adds, 7);
 	CHECK_EQ(del1(&c, r4(1000, 1012)), 0);
 	CHECK_EQ(dadd4(&c, 77, 32, 0, false, 0), NFG_RS_DYN_DONE);
@@ -1634,8 +1644,23 @@ static void test_dyn_fold_full(void)
 	CHECK(!nfg_rs_core_match4(&c, 350, 60));
 	set_fini(&c);
 
-	/* a marker is never refused: its own slot covers its split */
+	/*
+	 * a marker is never refused and takes no room: the add fits in
+	 * maxelem, the delete's split goes past it
+	 */
 	two_timed(&c, 4);
+	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 350, 32), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
+	EXPECT(&c, r4(100, 149), r4(150, 150), r4(151, 199), r4(300, 349),
+	       r4(351, 399));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 0);
+	CHECK_EQ(info.dyn_dels, 1);
+	set_fini(&c);
+
+	/* full: the add is refused, the delete is applied */
+	two_timed(&c, 3);
 	CHECK_EQ(dadd4(&c, 150, 32, 0, true, 10), NFG_RS_DYN_DONE);
 	CHECK_EQ(ddel4(&c, 350, 32), NFG_RS_DYN_DONE);
 	CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
@@ -1643,10 +1668,11 @@ static void test_dyn_fold_full(void)
 	nfg_rs_core_info(&c, &info);
 	CHECK_EQ(info.dyn_refused, 1);
 	CHECK_EQ(info.dyn_dels, 1);
+	CHECK_EQ(dyn_count(&c), 0);
 	set_fini(&c);
 }
 
-/* Where prefixes overlap, the longest decides, before and after a fold. */
+/* Where prefixes overlap, the latest change decides, before and after a fold. */
 static void test_dyn_longest(void)
 {
 	struct nfg_rs_core c;
@@ -1704,7 +1730,7 @@ static void test_dyn_fold_enomem(void)
 }
 
 /*
- * Random packet-path adds and deletes (two prefix lengths) over a small
+ * Random packet-path adds and deletes (mixed prefix lengths) over a small
  * universe with control-plane ranges: every lookup agrees with a model
  * before a fold, and the fold changes no answer.
  */
@@ -1731,8 +1757,11 @@ static void test_dyn_model(void)
 		for (i = 0; i < 300; i++) {
 			u32 addr = nfg_xorshift64s(&st) % U;
 			u64 r = nfg_xorshift64s(&st);
-			/* one length per round keeps the model simple */
-			u8 plen = round % 2 ? 32 : 28;
+			/*
+			 * odd rounds: one length; even rounds: three mixed
+			 * (the latest change decides, as in the model)
+			 */
+			u8 plen = round % 2 ? 32 : (u8[]){ 24, 28, 32 }[(r >> 8) % 3];
 			u32 lo = addr & ~((1U << (32 - plen)) - 1);
 			u32 hi = lo | ((1U << (32 - plen)) - 1);
 
@@ -1816,6 +1845,391 @@ static void test_dyn_threads(void)
 	set_fini(&c);
 }
 
+/*
+ * Forced interleavings. race_arm(c, where, fn) makes the next pass of
+ * @c's packet path through @where run fn(c) there once, as a
+ * control-plane operation on another CPU could.
+ */
+static struct {
+	void	*core;
+	int	where;
+	void	(*fn)(struct nfg_rs_core *c);
+	int	ran;
+} race;
+
+static void race_point(void *core, int where)
+{
+	void (*fn)(struct nfg_rs_core *c) = race.fn;
+
+	if (!fn || core != race.core || where != race.where)
+		return;
+	race.fn = NULL;
+	race.ran++;
+	fn(core);
+}
+
+static void race_arm(struct nfg_rs_core *c, int where,
+		     void (*fn)(struct nfg_rs_core *c))
+{
+	race.core = c;
+	race.where = where;
+	race.fn = fn;
+	race.ran = 0;
+}
+
+static void race_fold(struct nfg_rs_core *c)
+{
+	CHECK_EQ(nfg_rs_core_fold(c, 0), 0);
+}
+
+/*
+ * A lookup that loaded the array before a fold published it and probes
+ * the hash after the fold unlinked the folded entries sees the state
+ * before or after the fold, never neither.
+ */
+static void test_dyn_race_publish(void)
+{
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(add1(&c, r4(100, 200)), 0);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	race_arm(&c, RS_RACE_LOOKUP, race_fold);
+	CHECK(nfg_rs_core_match4(&c, 5, 0));
+	CHECK_EQ(race.ran, 1);
+	CHECK(nfg_rs_core_match4(&c, 5, 0));
+	/* a delete marker: the lookup must not see the old array alone */
+	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_DONE);
+	race_arm(&c, RS_RACE_LOOKUP, race_fold);
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	CHECK_EQ(race.ran, 1);
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	set_fini(&c);
+}
+
+/*
+ * --del-set --prefix 24, then --add-set of an address inside it while the
+ * fold of the delete runs: the add is not lost.
+ */
+static void test_dyn_race_del_add(void)
+{
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_key a = k4(0x0a000005), p = k4(0x0a000000);
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	dyn = rcu_dereference(c.dyn);
+	/* the two entries' buckets have different locks (the shim's are not recursive) */
+	CHECK((rs_dyn_bucket(dyn, &a, 32) & dyn->lmask) !=
+	      (rs_dyn_bucket(dyn, &p, 24) & dyn->lmask));
+	CHECK_EQ(add1(&c, r4(0x0a000000, 0x0a0000ff)), 0);
+	CHECK_EQ(ddel4(&c, 0x0a000000, 24), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 0x0a000005, 0));
+	race_arm(&c, RS_RACE_ADD, race_fold);
+	CHECK_EQ(dadd4(&c, 0x0a000005, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(race.ran, 1);
+	CHECK(nfg_rs_core_match4(&c, 0x0a000005, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK(nfg_rs_core_match4(&c, 0x0a000005, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a000006, 0));
+	EXPECT(&c, r4(0x0a000005, 0x0a000005));
+	set_fini(&c);
+}
+
+/*
+ * Deletes never need room: a set at maxelem takes them, and every fold
+ * applies them (a split may leave the set over maxelem; adds wait until
+ * it is back under).
+ */
+static void test_dyn_del_full(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 2);
+	CHECK_EQ(add1(&c, r4(100, 199)), 0);
+	CHECK_EQ(add1(&c, r4(300, 399)), 0);
+	CHECK_EQ(dadd4(&c, 500, 32, 0, false, 0), -ENOSPC);
+	CHECK_EQ(ddel4(&c, 350, 32), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 150, 32), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 350, 0));
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK(!nfg_rs_core_match4(&c, 350, 0));
+	CHECK(!nfg_rs_core_match4(&c, 150, 0));
+	CHECK(nfg_rs_core_match4(&c, 351, 0));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_dels, 2);
+	CHECK_EQ(info.dyn_refused, 1);
+	CHECK_EQ(info.count, 4);
+	/* over maxelem: adds are refused until deletes bring it back */
+	CHECK_EQ(dadd4(&c, 500, 32, 0, false, 0), -ENOSPC);
+	CHECK_EQ(ddel4(&c, 100, 24), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 300, 24), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK_EQ(dadd4(&c, 500, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	set_fini(&c);
+}
+
+/*
+ * A delete of a prefix removes what the set holds inside it, pending
+ * entries of other prefix lengths included: the same answer whether a
+ * fold ran in between or not.
+ */
+static void test_dyn_del_covers(void)
+{
+	struct nfg_rs_core c;
+	int fold;
+
+	for (fold = 0; fold < 2; fold++) {
+		dyn_set(&c, false, 100);
+		CHECK_EQ(dadd4(&c, 0x0a000005, 32, 0, false, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x0b000000, 24, 0, false, 0), NFG_RS_DYN_DONE);
+		if (fold)
+			CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		/* a shorter prefix over a pending /32 */
+		CHECK_EQ(ddel4(&c, 0x0a000000, 24), NFG_RS_DYN_DONE);
+		CHECK(!nfg_rs_core_match4(&c, 0x0a000005, 0));
+		/* a longer prefix inside a pending /24 */
+		CHECK_EQ(ddel4(&c, 0x0b000007, 32), NFG_RS_DYN_DONE);
+		CHECK(!nfg_rs_core_match4(&c, 0x0b000007, 0));
+		CHECK(nfg_rs_core_match4(&c, 0x0b000008, 0));
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		CHECK(!nfg_rs_core_match4(&c, 0x0a000005, 0));
+		CHECK(!nfg_rs_core_match4(&c, 0x0b000007, 0));
+		EXPECT(&c, r4(0x0b000000, 0x0b000006), r4(0x0b000008, 0x0b0000ff));
+		/* and an add after the delete wins again */
+		CHECK_EQ(dadd4(&c, 0x0a000005, 32, 0, false, 0), NFG_RS_DYN_DONE);
+		CHECK(nfg_rs_core_match4(&c, 0x0a000005, 0));
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		CHECK(nfg_rs_core_match4(&c, 0x0a000005, 0));
+		set_fini(&c);
+	}
+}
+
+static void race_grow(struct nfg_rs_core *c)
+{
+	struct nfg_rs_range r[3] = { r4(10, 10), r4(20, 20), r4(30, 30) };
+
+	CHECK_EQ(nfg_rs_core_update(c, r, 3, NFG_RS_OP_ADD), 0);
+}
+
+/*
+ * A packet-path reservation racing with a control-plane publish that
+ * grows the array: never past maxelem, and an accepted add is never
+ * dropped by the fold.
+ */
+static void test_dyn_race_maxelem(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+	int ret;
+
+	dyn_set(&c, false, 4);
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	race_arm(&c, RS_RACE_RESERVE, race_grow);
+	ret = dadd4(&c, 500, 32, 0, false, 0);
+	CHECK_EQ(race.ran, 1);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	nfg_rs_core_info(&c, &info);
+	CHECK(info.count <= 4);
+	if (ret == NFG_RS_DYN_DONE) {
+		CHECK(nfg_rs_core_match4(&c, 500, 0));
+		CHECK_EQ(info.dyn_refused, 0);
+	} else {
+		CHECK_EQ(ret, -ENOSPC);
+		CHECK_EQ(info.dyn_refused, 1);
+	}
+	set_fini(&c);
+}
+
+/* A control-plane fold drops the entries that expired, as the expiry work does. */
+static void test_dyn_cp_fold_now(void)
+{
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	shim_jiffies64 = 50;
+	CHECK_EQ(dadd4(&c, 9, 32, 100, false, 50), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 11, 32, 300, false, 50), NFG_RS_DYN_DONE);
+	shim_jiffies64 = 200;
+	CHECK(!nfg_rs_core_match4(&c, 9, 200));
+	CHECK_EQ(add1(&c, r4(40, 40)), 0);
+	CHECK(!nfg_rs_core_match4(&c, 9, 200));
+	CHECK(nfg_rs_core_match4(&c, 11, 200));
+	EXPECT(&c, r4(11, 11), r4(40, 40));
+	shim_jiffies64 = 0;
+	set_fini(&c);
+}
+
+/*
+ * No memory for the fold: the expiry goes on without it, the entries
+ * keep deciding from the hash and fold later.
+ */
+static void test_dyn_expire_nofold(void)
+{
+	struct nfg_rs_range r = r4(100, 199);
+	struct nfg_rs_core c;
+	u32 n = 99;
+
+	dyn_set(&c, false, 100);
+	r.expires = 100;
+	CHECK_EQ(nfg_rs_core_update(&c, &r, 1, NFG_RS_OP_ADD), 0);
+	CHECK_EQ(add1(&c, r4(300, 399)), 0);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 350, 32), NFG_RS_DYN_DONE);
+	shim_fail_alloc_in(1);		/* the fold's copy */
+	CHECK_EQ(nfg_rs_core_expire(&c, 200, &n), 0);
+	CHECK(shim_alloc_failed());
+	shim_fail_alloc_in(0);
+	CHECK_EQ(n, 1);
+	CHECK(!nfg_rs_core_match4(&c, 150, 200));
+	CHECK(nfg_rs_core_match4(&c, 5, 200));
+	CHECK(!nfg_rs_core_match4(&c, 350, 200));
+	CHECK_EQ(dyn_count(&c), 2);
+	CHECK_EQ(nfg_rs_core_fold(&c, 200), 0);
+	EXPECT(&c, r4(5, 5), r4(300, 349), r4(351, 399));
+	set_fini(&c);
+}
+
+/* --exist refreshes a live entry, but never shortens it (man page). */
+static void test_dyn_exist_later(void)
+{
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 100);
+	CHECK_EQ(dadd4(&c, 9, 32, 1000, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 9, 32, 500, true, 20), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 700));
+	CHECK_EQ(dadd4(&c, 9, 32, 0, true, 30), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	CHECK_EQ(dadd4(&c, 9, 32, 600, true, 40), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	CHECK_EQ(nfg_rs_core_fold(&c, 50), 0);
+	CHECK(nfg_rs_core_match4(&c, 9, 5000));
+	/* expired: the add starts afresh */
+	CHECK_EQ(dadd4(&c, 11, 32, 100, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 11, 32, 300, true, 200), NFG_RS_DYN_DONE);
+	CHECK(nfg_rs_core_match4(&c, 11, 250));
+	CHECK(!nfg_rs_core_match4(&c, 11, 300));
+	set_fini(&c);
+}
+
+/*
+ * One prefix from the control plane through the hash
+ * (nfg_rs_core_update1()) does what nfg_rs_core_update() does with it:
+ * random adds (with expiries) and deletes of prefixes on two twin sets,
+ * same lookups before and after folds, same ranges once folded; what is
+ * not one prefix is left to the whole path.
+ */
+static void test_dyn_update1(void)
+{
+	enum { U = 1024 };
+	struct nfg_rs_core a, b;
+	struct nfg_rs_core_info info;
+	struct nfg_rs_range r;
+	u64 st = 0x5eed1, now = 100;
+	int i, x, hashed = 0;
+
+	dyn_set(&a, false, 100000);
+	set_init(&b, false, 100000);
+	r = r4(4, 5);
+	/* no hash, not a prefix: the whole path's */
+	CHECK_EQ(nfg_rs_core_update1(&b, &r, NFG_RS_OP_ADD, now), -EAGAIN);
+	r = r4(3, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), -EAGAIN);
+	r = r4(4, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), 0);
+	CHECK_EQ(nfg_rs_core_update(&b, &r, 1, NFG_RS_OP_ADD), 0);
+	for (i = 0; i < 3000; i++) {
+		u64 rnd = nfg_xorshift64s(&st);
+		u32 plen = 32 - rnd % 6, addr = (rnd >> 8) % U;
+		enum nfg_rs_op op = (rnd >> 20) % 3 ? NFG_RS_OP_ADD : NFG_RS_OP_DEL;
+
+		addr &= ~((1U << (32 - plen)) - 1);
+		r = r4(addr, addr | ((1U << (32 - plen)) - 1));
+		r.expires = op == NFG_RS_OP_ADD && (rnd >> 24) % 2 ?
+			    now + 1 + (rnd >> 28) % 400 : 0;
+		/* as rangeset_nl.c does: the whole path when it says so */
+		if (nfg_rs_core_update1(&a, &r, op, now))
+			CHECK_EQ(nfg_rs_core_update(&a, &r, 1, op), 0);
+		else
+			hashed++;
+		CHECK_EQ(nfg_rs_core_update(&b, &r, 1, op), 0);
+		if ((rnd >> 40) % 50 == 0)
+			CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+		if ((rnd >> 40) % 97 == 0) {
+			for (x = 0; x < U; x++)
+				if (nfg_rs_core_match4(&a, x, 0) !=
+				    nfg_rs_core_match4(&b, x, 0)) {
+					fail_at(__FILE__, __LINE__, "step %d addr %d", i, x);
+					break;
+				}
+		}
+	}
+	CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+	CHECK_EQ(dyn_count(&a), 0);
+	CHECK_EQ(a.count, b.count);
+	CHECK(hashed > 2000);
+	for (x = 0; x < (int)a.count && a.count == b.count; x++) {
+		struct nfg_rs_range ra, rb;
+
+		nfg_rs_array_range(published(&a), x, &ra);
+		nfg_rs_array_range(published(&b), x, &rb);
+		if (!range_eq(&ra, &rb) || ra.expires != rb.expires) {
+			fail_at(__FILE__, __LINE__, "range %d differs", x);
+			break;
+		}
+	}
+	for (x = 0; x < U; x++)
+		if (nfg_rs_core_match4(&a, x, 0) != nfg_rs_core_match4(&b, x, 0)) {
+			fail_at(__FILE__, __LINE__, "folded: addr %d", x);
+			break;
+		}
+	check_core(&a);
+	/* not counted as packet-path updates */
+	nfg_rs_core_info(&a, &info);
+	CHECK_EQ(info.dyn_adds, 0);
+	CHECK_EQ(info.dyn_dels, 0);
+	set_fini(&a);
+	set_fini(&b);
+
+	/*
+	 * the control plane's DEL never splits past maxelem: its marker takes
+	 * a slot, and without one the whole path answers (-ENOSPC)
+	 */
+	dyn_set(&a, false, 3);
+	r = r4(1, 3);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(5, 5);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(2, 2);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), 0);
+	CHECK(!nfg_rs_core_match4(&a, 2, 0));
+	r = r4(5, 5);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_DEL), 0);
+	EXPECT(&a, r4(1, 1), r4(3, 3));
+	r = r4(7, 7);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_ADD, now), 0);
+	r = r4(1, 1);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	r = r4(3, 3);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+	EXPECT(&a, r4(1, 1), r4(3, 3), r4(7, 7));
+	r = r4(1, 3);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(9, 9);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_ADD), 0);
+	r = r4(2, 2);
+	CHECK_EQ(nfg_rs_core_update1(&a, &r, NFG_RS_OP_DEL, now), -EAGAIN);
+	CHECK_EQ(nfg_rs_core_update(&a, &r, 1, NFG_RS_OP_DEL), -ENOSPC);
+	EXPECT(&a, r4(1, 3), r4(7, 7), r4(9, 9));
+	set_fini(&a);
+}
+
 int main(void)
 {
 	run("add_merge", test_add_merge);
@@ -1855,6 +2269,15 @@ int main(void)
 	run("dyn_fold_enomem", test_dyn_fold_enomem);
 	run("dyn_model", test_dyn_model);
 	run("dyn_threads", test_dyn_threads);
+	run("dyn_race_publish", test_dyn_race_publish);
+	run("dyn_race_del_add", test_dyn_race_del_add);
+	run("dyn_del_full", test_dyn_del_full);
+	run("dyn_del_covers", test_dyn_del_covers);
+	run("dyn_race_maxelem", test_dyn_race_maxelem);
+	run("dyn_cp_fold_now", test_dyn_cp_fold_now);
+	run("dyn_expire_nofold", test_dyn_expire_nofold);
+	run("dyn_exist_later", test_dyn_exist_later);
+	run("dyn_update1", test_dyn_update1);
 
 	return utest_summary();
 }

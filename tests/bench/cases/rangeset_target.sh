@@ -24,8 +24,17 @@
 #                                        (hash:ip timeout 600); -j DROP
 #                           sets flushed between samples; each sample checks that
 #                           the set took (nearly) every packet.
-# 5 rounds unless NFB_ROUNDS says otherwise.
-: "${NFB_ROUNDS:=5}"
+#   rangeset-target-adds-10000, -100000  the same adds into a set that holds
+#                           10k / 100k prefixes before every sample (flushed and
+#                           reloaded from rangeset-gen.py's list): what the
+#                           fold's array rebuild costs at that size (issue 29:
+#                           goal <= 1.0x ipset's per-packet cost). ipset's
+#                           hash insert does not depend on its size: its set
+#                           is flushed (empty) as above.
+# Each report alternates its rulesets in every round (A B C A B C ...) and
+# gives medians and the overhead above the floor of the same boot.
+# 8 rounds unless NFB_ROUNDS says otherwise (the floor wandered with 5).
+: "${NFB_ROUNDS:=8}"
 # shellcheck source=tests/bench/lib.sh
 . "$NFG_TOP/tests/bench/lib.sh"
 
@@ -116,3 +125,27 @@ nfb_ruleset rangeset-add rs_add --clear clr_add --check chk_add \
 nfb_ruleset ipset-add rs_ipadd --clear clr_ipadd --check chk_ipadd \
 	--desc "-j SET --add-set ipadd src --timeout 600 (hash:ip timeout); -j DROP"
 nfb_run rangeset-target-adds --ratio rangeset-add/ipset-add
+
+# ------------------------------------------------------- adds at a set size
+for size in 10000 100000; do
+	head -n $size "$RS_DATA/cidrs.txt" >"$NFG_WORK/cidrs.$size"
+	nfb_rx nfguard set create add$size ipv4 maxelem 16000000 || nfg_fail "create add$size"
+	eval "rs_add$size() { ipt_raw -j RANGESET --add-set add$size src --timeout 600 && ipt_raw -j DROP && mark; }"
+	eval "clr_add$size() { nfb_clear_rules && nfb_rx nfguard set flush add$size &&
+		nfb_rx nfguard set add add$size -f '$NFG_WORK/cidrs.$size'; }"
+	eval "chk_add$size() {
+		local n
+		chk_l4 || return 1
+		n=\$((\$(hdr add$size Ranges) + \$(hdr add$size Dynamic) - $size))
+		nfg_log \"  check: \$n addresses added to add$size, sample \$NFB_PKTS\"
+		[ \"\${n:-0}\" -ge \$((NFB_PKTS * 95 / 100)) ]
+	}"
+	clr_add$size || nfg_fail "load add$size"
+	nfb_ruleset floor rs_floor --floor --check chk_l4 --desc "raw PREROUTING -i rx0 -j DROP (iptables-legacy)"
+	nfb_ruleset rangeset-add-$size rs_add$size --clear clr_add$size --check chk_add$size \
+		--desc "-j RANGESET --add-set add$size src --timeout 600; -j DROP (set of $size prefixes before each sample)"
+	nfb_ruleset ipset-add rs_ipadd --clear clr_ipadd --check chk_ipadd \
+		--desc "-j SET --add-set ipadd src --timeout 600 (hash:ip timeout, flushed); -j DROP"
+	nfb_run rangeset-target-adds-$size --ratio rangeset-add-$size/ipset-add
+	nfb_rx nfguard set destroy add$size || nfg_fail "destroy add$size"
+done

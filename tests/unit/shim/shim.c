@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 
 unsigned long shim_warn_count;
+u64 shim_jiffies64;
 unsigned long shim_unlocks;
 long shim_alloc_live;
 

@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nfguard rangeset: dynamic entries, the packet path's updates (the
+ * RANGESET target) beside the interval core of rangeset_core.c.
+ *
+ * Theory of operation
+ * -------------------
+ *
+ * Dynamic entries (packet-path adds: the RANGESET target). Rebuilding the
+ * array costs O(ranges) and the tree needs the set's rw_semaphore, so the
+ * packet path does neither. A set used by a RANGESET rule has a bounded
+ * hash of dynamic entries (struct nfg_rs_dyn, allocated by the rule's
+ * checkentry): masked address + prefix length + expiry, or a delete
+ * marker, and a sequence number (seq, from one per-set atomic64) giving
+ * the order of the packet-path changes. Chains are RCU singly linked
+ * lists; writers of a chain (the packet path, the fold, flush) take its
+ * bucket's lock, one of at most 256 hashed spinlocks, so CPUs adding
+ * different addresses rarely meet and no lock is shared by all CPUs.
+ *
+ * Every entry in the hash is a change made after the array it lies over
+ * was built, so a lookup consults the hash after the array, while a
+ * bitmap of the prefix lengths in use is not empty: it probes only those
+ * lengths, and among the entries covering the address the latest (highest
+ * seq) decides: a live entry matches, a delete marker does not, an expired
+ * entry counts as absent; with none, the array decides. The bit of a
+ * length is set before its first entry is linked (rcu_assign_pointer()
+ * orders the two), so an entry is visible to every lookup that starts
+ * after its add returned, on any CPU; it is cleared when the length's
+ * per-length count drops to 0 (test_and_clear_bit() then a re-check, so a
+ * racing add puts it back).
+ *
+ * Room. Adds take a slot of maxelem (dyn->count) with a compare-and-swap
+ * loop against the published array's count, so that ranges plus pending
+ * adds never exceed maxelem (a full set refuses and counts it). A control
+ * plane publication that grows the array charges its growth to the same
+ * counter while it publishes, and a packet-path reservation checks the
+ * array again after its (fully ordered) cmpxchg: one of the two always
+ * sees the other, so they never overshoot together. Delete markers never
+ * take a slot: they have their own budget (maxelem markers pending), a
+ * full set takes them, and the fold always applies them; a delete that
+ * splits a range may leave the set over maxelem by that split (adds are
+ * refused until it is back under). An add whose fold would split a range
+ * of another expiry in three (two slots for the one it reserved) is
+ * dropped and counted as a refusal when the set has no room for that.
+ *
+ * A packet-path add of what the array already holds (unexpired) does
+ * nothing while no delete marker is pending (one could lie inside the
+ * prefix), unless --exist; re-adding a live dynamic entry leaves its
+ * expiry alone unless --exist or it has expired (ipset's semantics). A
+ * packet-path delete turns a dynamic entry of exactly that prefix into a
+ * delete marker; with no entry, it links a marker if the array holds any
+ * part of the prefix or any add is pending (it may lie inside). Either
+ * way the marker is the latest change: lookups miss inside it at once,
+ * whatever the lengths of the entries under it.
+ *
+ * Folding moves the hash into the tree: copy the entries (each bucket
+ * under its lock), sort them by seq, apply them in that order as adds
+ * with their expiries (the later expiry wins, as for the control plane)
+ * and markers as deletes, so the tree ends where the lookups were; entries
+ * expired by then are dropped (counted as expiries). Then publish once,
+ * bump the set's generation (core->gen), and unlink the copied entries
+ * unless the packet path changed them meanwhile (a new seq or version:
+ * folded again next time; a --exist refresh with no marker pending moves
+ * only the entry's own version, not the shared seq). A lookup, and the
+ * packet path's reads of the array, read the generation before the array
+ * and again after the hash and retry if it moved: a reader that loaded
+ * the old array and then probed the hash after the unlink would see
+ * neither the old entry nor its folded range.
+ * If the adds would overflow maxelem, the batch is applied again with
+ * only the adds whose worst case still fits, and then with the markers
+ * alone: a full set never wedges its fold, its expiry or the control
+ * plane. On -ENOMEM nothing changes and the entries keep deciding from the
+ * hash; the expiry work then expires the tree's ranges without the fold.
+ * The set's fold work (rangeset_nl.c) runs a tick after the first
+ * packet-path change, so a flood costs one publication per tick at most;
+ * the expiry work folds too, into the same publication as the ranges it
+ * expires. ADD, DEL, TEST, SWAP and LIST's snapshot fold first (at the
+ * current jiffies64, so expired entries are dropped, not brought back),
+ * under the set's lock, so they see and act on the whole set; FLUSH and
+ * the set's release drop the entries. The hash stays with the set (its
+ * name, which the RANGESET rules use): SWAP folds both sets first, so the
+ * entries travel with the contents.
+ *
+ * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
+ * memcg (there is no process to charge in softirq; the hash itself is
+ * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
+ * call_rcu(). The fold's and the expiry's allocations are
+ * GFP_KERNEL_ACCOUNT: rangeset_nl.c runs those works with the set
+ * creator's memcg active. Each entry and each hash counts in
+ * nfg_rs_live_objects.
+ *
+ * This file is also compiled by the userspace unit harness (tests/unit)
+ * against a shim of the kernel headers it includes.
+ */
+#include "nfg_compat.h"
+
+#include <linux/kernel.h>
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/errno.h>
+#include <linux/jhash.h>
+#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+
+#include "rangeset_core.h"
+#include "rangeset_dyn_core.h"
+
+/*
+ * Points where the unit tests (tests/unit) force an interleaving: they run
+ * a control-plane operation there, as another CPU could. Nothing in the
+ * kernel.
+ */
+enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE };
+#ifndef NFG_RS_RACE_POINT
+#define NFG_RS_RACE_POINT(core, where)	do { (void)(core); (void)(where); } while (0)
+#endif
+
+/* ---- dynamic entries: packet-path side --------------------------------- */
+
+/* Keep the first @plen bits of @key (the family's length for full). */
+void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6)
+{
+	if (!v6) {
+		key->hi = 0;
+		key->lo &= plen ? (u32)(U32_MAX << (32 - min_t(u8, plen, 32))) : 0;
+		return;
+	}
+	if (plen <= 64) {
+		key->hi &= plen ? U64_MAX << (64 - plen) : 0;
+		key->lo = 0;
+	} else {
+		key->lo &= U64_MAX << (128 - min_t(u8, plen, 128));
+	}
+}
+
+/* Last address of the prefix that starts at the masked @key. */
+static void rs_key_prefix_end(struct nfg_rs_key *end,
+			      const struct nfg_rs_key *key, u8 plen, bool v6)
+{
+	*end = *key;
+	if (!v6) {
+		end->lo |= plen >= 32 ? 0 : U32_MAX >> plen;
+		return;
+	}
+	if (plen <= 64) {
+		end->hi |= plen >= 64 ? 0 : U64_MAX >> plen;
+		end->lo = U64_MAX;
+	} else {
+		end->lo |= plen >= 128 ? 0 : U64_MAX >> (plen - 64);
+	}
+}
+
+static u32 rs_dyn_bucket(const struct nfg_rs_dyn *dyn,
+			 const struct nfg_rs_key *key, u8 plen)
+{
+	u32 w[5] = {
+		upper_32_bits(key->hi), lower_32_bits(key->hi),
+		upper_32_bits(key->lo), lower_32_bits(key->lo), plen,
+	};
+
+	return jhash2(w, ARRAY_SIZE(w), dyn->seed) & dyn->hmask;
+}
+
+static bool rs_dyn_any(const struct nfg_rs_dyn *dyn)
+{
+	unsigned int i;
+
+	for (i = 0; i < BITS_TO_LONGS(NFG_RS_DYN_PLENS); i++)
+		if (READ_ONCE(dyn->pfx[i]))
+			return true;
+	return false;
+}
+
+/* The entry for exactly (@key, @plen) in bucket @b; under RCU or its lock. */
+static struct nfg_rs_dent *rs_dyn_find(const struct nfg_rs_dyn *dyn, u32 b,
+				       const struct nfg_rs_key *key, u8 plen)
+{
+	struct nfg_rs_dent *e;
+
+	for (e = rcu_dereference(dyn->buckets[b]); e;
+	     e = rcu_dereference(e->next))
+		if (e->plen == plen && e->key.hi == key->hi &&
+		    e->key.lo == key->lo)
+			return e;
+	return NULL;
+}
+
+/*
+ * Probe of the dynamic entries for @addr, under RCU: 1 if the latest
+ * (highest seq) entry covering it adds, 0 if it is a delete marker, -1 if
+ * none covers it (the array decides). Expired entries count as absent.
+ */
+static int rs_dyn_probe(const struct nfg_rs_dyn *dyn,
+			const struct nfg_rs_key *addr, bool v6, u64 now)
+{
+	u64 best = 0;
+	int ret = -1;
+	int w;
+
+	for (w = BITS_TO_LONGS(NFG_RS_DYN_PLENS) - 1; w >= 0; w--) {
+		unsigned long bits = READ_ONCE(dyn->pfx[w]);
+
+		while (bits) {
+			unsigned int bit = __fls(bits);
+			u8 plen = w * BITS_PER_LONG + bit;
+			struct nfg_rs_key key = *addr;
+			struct nfg_rs_dent *e;
+			u64 seq, exp;
+			u8 del;
+
+			bits &= ~BIT(bit);
+			nfg_rs_key_mask(&key, plen, v6);
+			e = rs_dyn_find(dyn, rs_dyn_bucket(dyn, &key, plen),
+					&key, plen);
+			if (!e)
+				continue;
+			seq = READ_ONCE(e->seq);
+			if (seq <= best)
+				continue;
+			del = READ_ONCE(e->del);
+			exp = READ_ONCE(e->expires);
+			if (!del && exp && exp <= now)
+				continue;
+			best = seq;
+			ret = !del;
+		}
+	}
+	return ret;
+}
+
+static bool rs_core_lookup(struct nfg_rs_core *core,
+			   const struct nfg_rs_key *key, u64 now)
+{
+	const struct nfg_rs_dyn *dyn;
+	bool hit;
+	u32 gen;
+	int d;
+
+	rcu_read_lock();
+	do {
+		gen = nfg_rs_gen_begin(core);
+		if (core->v6)
+			hit = nfg_rs_array_lookup6(rcu_dereference(core->arr),
+						   key);
+		else
+			hit = nfg_rs_array_lookup4(rcu_dereference(core->arr),
+						   (u32)key->lo);
+		NFG_RS_RACE_POINT(core, RS_RACE_LOOKUP);
+		dyn = rcu_dereference(core->dyn);
+		if (dyn && rs_dyn_any(dyn)) {
+			d = rs_dyn_probe(dyn, key, core->v6, now);
+			if (d >= 0)
+				hit = d;
+		}
+	} while (dyn && nfg_rs_gen_changed(core, gen));
+	rcu_read_unlock();
+
+	this_cpu_inc(core->stats->lookups);
+	if (hit)
+		this_cpu_inc(core->stats->hits);
+	return hit;
+}
+
+bool nfg_rs_core_match4(struct nfg_rs_core *core, u32 addr, u64 now)
+{
+	struct nfg_rs_key key = { .hi = 0, .lo = addr };
+
+	return rs_core_lookup(core, &key, now);
+}
+
+bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
+			u64 now)
+{
+	return rs_core_lookup(core, key, now);
+}
+
+static void rs_dyn_pfx_get(struct nfg_rs_dyn *dyn, u8 plen)
+{
+	/* Fully ordered: the count is up before the bit is looked at. */
+	if (atomic_inc_return(&dyn->pfx_cnt[plen]) == 1 ||
+	    !test_bit(plen, dyn->pfx))
+		set_bit(plen, dyn->pfx);
+}
+
+static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
+{
+	if (atomic_dec_return(&dyn->pfx_cnt[plen]))
+		return;
+	/*
+	 * Last entry of this length gone. test_and_clear_bit() is fully
+	 * ordered: an add that raced (count up, bit seen set before we
+	 * cleared it) is seen here and the bit goes back.
+	 */
+	if (test_and_clear_bit(plen, dyn->pfx) &&
+	    atomic_read(&dyn->pfx_cnt[plen]))
+		set_bit(plen, dyn->pfx);
+}
+
+/*
+ * Reserve a slot of maxelem for one entry: ranges in the published array
+ * plus @count stay <= maxelem. A compare-and-swap loop, so that adds on
+ * several CPUs never overshoot together; the array is read again after
+ * the (fully ordered) cmpxchg, because a control-plane publication may
+ * have grown it and given its charge back meanwhile (nfg_rs_publish()):
+ * the reservation stands only if it still fits.
+ */
+static bool rs_dyn_reserve(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
+{
+	u32 max = READ_ONCE(core->maxelem);
+	const struct nfg_rs_array *arr;
+	int c, old;
+	u64 used;
+
+	c = atomic_read(&dyn->count);
+	for (;;) {
+		arr = rcu_dereference(core->arr);
+		used = arr ? arr->count : 0;
+		NFG_RS_RACE_POINT(core, RS_RACE_RESERVE);
+		if (used + (u32)c >= max)
+			return false;
+		old = atomic_cmpxchg(&dyn->count, c, c + 1);
+		if (old == c)
+			break;
+		c = old;
+	}
+	arr = rcu_dereference(core->arr);
+	if ((u64)(arr ? arr->count : 0) + (u32)c + 1 > max) {
+		atomic_dec(&dyn->count);
+		return false;
+	}
+	return true;
+}
+
+/* A delete marker's own budget: at most maxelem of them. */
+static bool rs_dyn_mark_room(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
+{
+	if ((u32)atomic_inc_return(&dyn->marks) <= READ_ONCE(core->maxelem))
+		return true;
+	atomic_dec(&dyn->marks);
+	return false;
+}
+
+static void rs_dent_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct nfg_rs_dent, rcu));
+	atomic_dec(&nfg_rs_live_objects);
+}
+
+/*
+ * Link a new entry in bucket @b; under the bucket's lock, its mark
+ * (marker) and its slot (@charged: every add, a control-plane marker)
+ * taken, and given back here on failure.
+ */
+static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
+		       const struct nfg_rs_key *key, u8 plen, u64 expires,
+		       bool del, bool charged)
+{
+	struct nfg_rs_dent *e;
+
+	/*
+	 * Softirq: no reclaim. Not charged to a memcg (no process to take
+	 * it from); the set's maxelem bounds the total.
+	 */
+	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
+	if (!e) {
+		if (del)
+			atomic_dec(&dyn->marks);
+		if (charged)
+			atomic_dec(&dyn->count);
+		return -ENOMEM;
+	}
+	atomic_inc(&nfg_rs_live_objects);
+	atomic_inc(&dyn->entries);
+	e->key = *key;
+	e->plen = plen;
+	e->expires = expires;
+	e->del = del;
+	e->charged = charged;
+	e->seq = atomic64_inc_return(&dyn->seq);
+	e->ver = 0;
+	/* The bit goes up first: a lookup that finds the entry probes it. */
+	rs_dyn_pfx_get(dyn, plen);
+	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
+	rcu_assign_pointer(dyn->buckets[b], e);
+	return 0;
+}
+
+/* Unlink @e from bucket @b (under its lock) and free it after a grace period. */
+static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
+{
+	struct nfg_rs_dent __rcu **pp = &dyn->buckets[b];
+	struct nfg_rs_dent *cur;
+
+	while ((cur = rcu_dereference(*pp))) {
+		if (cur == e) {
+			rcu_assign_pointer(*pp, rcu_dereference(e->next));
+			rs_dyn_pfx_put(dyn, e->plen);
+			if (e->charged)
+				atomic_dec(&dyn->count);
+			if (e->del)
+				atomic_dec(&dyn->marks);
+			atomic_dec(&dyn->entries);
+			call_rcu(&e->rcu, rs_dent_free_rcu);
+			return;
+		}
+		pp = &cur->next;
+	}
+	WARN_ON_ONCE(1);
+}
+
+/*
+ * Record a change of the entry; under its lock. It takes a new place in
+ * the order of changes (@order: it turns into or out of a marker, or
+ * markers are pending that it must now come after), else only its
+ * version moves: a --exist refresh of a flood's entries then touches no
+ * cache line shared by all CPUs. Either tells the fold it changed.
+ */
+static void rs_dent_touch(struct nfg_rs_dyn *dyn, struct nfg_rs_dent *e,
+			  bool order)
+{
+	if (order)
+		WRITE_ONCE(e->seq, atomic64_inc_return(&dyn->seq));
+	WRITE_ONCE(e->ver, e->ver + 1);
+}
+
+/* Look up the set's hash and the bucket lock of (@key, @plen); under RCU. */
+static struct nfg_rs_dyn *rs_dyn_get(struct nfg_rs_core *core,
+				     const struct nfg_rs_key *key, u8 plen,
+				     u32 *b, spinlock_t **lock)
+{
+	struct nfg_rs_dyn *dyn = rcu_dereference(core->dyn);
+
+	if (WARN_ON_ONCE(!dyn))
+		return NULL;
+	*b = rs_dyn_bucket(dyn, key, plen);
+	*lock = &dyn->locks[*b & dyn->lmask];
+	return dyn;
+}
+
+/*
+ * nfg_rs_dyn_add(), counted (@count) as a packet-path add, or from the
+ * control plane (nfg_rs_core_update1(): not counted, -EAGAIN if a delete
+ * marker is pending).
+ */
+static int rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		      u8 plen, u64 expires, bool exist, u64 now, bool count)
+{
+	struct nfg_rs_key key = *addr, end;
+	int ret = NFG_RS_DYN_NOOP;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	bool covered;
+	u32 b, gen;
+
+	nfg_rs_key_mask(&key, plen, core->v6);
+	rs_key_prefix_end(&end, &key, plen, core->v6);
+	rcu_read_lock();
+	dyn = rs_dyn_get(core, &key, plen, &b, &lock);
+	if (!dyn) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	spin_lock_bh(lock);
+	/*
+	 * A control-plane add (not @count) must end as the whole path would:
+	 * with a delete marker pending, folding into one entry the adds and
+	 * deletes around it could give a part the wrong expiry. Leave it to
+	 * the whole path then.
+	 */
+	if (!count && atomic_read(&dyn->marks)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	e = rs_dyn_find(dyn, b, &key, plen);
+	if (e) {
+		u64 exp = e->expires;
+
+		/*
+		 * Live and no marker anywhere that could be later than it:
+		 * present. Otherwise the add becomes the latest change.
+		 */
+		if (!e->del && !exist && !(exp && exp <= now) &&
+		    !atomic_read(&dyn->marks))
+			goto out;
+		if (e->del && !e->charged) {
+			if (!rs_dyn_reserve(core, dyn)) {
+				ret = -ENOSPC;
+				goto out;
+			}
+			WRITE_ONCE(e->charged, 1);
+		}
+		/* --exist refreshes; the later expiry wins (0: never) */
+		if (e->del || (exp && exp <= now))
+			WRITE_ONCE(e->expires, expires);
+		else if (exist)
+			WRITE_ONCE(e->expires,
+				   exp && expires ? max(exp, expires) : 0);
+		rs_dent_touch(dyn, e, e->del || atomic_read(&dyn->marks));
+		if (e->del) {
+			WRITE_ONCE(e->del, 0);
+			atomic_dec(&dyn->marks);
+		}
+		ret = NFG_RS_DYN_DONE;
+		goto out;
+	}
+	/*
+	 * Already in the array, unexpired, and no delete marker anywhere
+	 * (one could be inside the prefix): nothing to add. The generation
+	 * brackets the reads: a fold that published the array and unlinked
+	 * a marker meanwhile makes us look again.
+	 */
+	do {
+		gen = nfg_rs_gen_begin(core);
+		covered = !exist && !atomic_read(&dyn->marks) &&
+			  nfg_rs_array_covers(rcu_dereference(core->arr), &key,
+					      &end, now);
+		NFG_RS_RACE_POINT(core, RS_RACE_ADD);
+	} while (nfg_rs_gen_changed(core, gen));
+	if (covered)
+		goto out;
+	if (!rs_dyn_reserve(core, dyn)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = rs_dyn_link(dyn, b, &key, plen, expires, false, true);
+	if (!ret)
+		ret = NFG_RS_DYN_DONE;
+out:
+	spin_unlock_bh(lock);
+	rcu_read_unlock();
+	if (!count)
+		return ret;
+	if (ret == NFG_RS_DYN_DONE)
+		this_cpu_inc(core->stats->dyn_adds);
+	else if (ret < 0)
+		this_cpu_inc(core->stats->dyn_refused);
+	return ret;
+}
+
+/* nfg_rs_dyn_del(), counted (@count) as a packet-path delete or not. */
+static int rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		      u8 plen, bool count)
+{
+	struct nfg_rs_key key = *addr, end;
+	int ret = NFG_RS_DYN_NOOP;
+	spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+	struct nfg_rs_dent *e;
+	struct nfg_rs_dyn *dyn;
+	bool some;
+	u32 b, gen;
+
+	nfg_rs_key_mask(&key, plen, core->v6);
+	rs_key_prefix_end(&end, &key, plen, core->v6);
+	rcu_read_lock();
+	dyn = rs_dyn_get(core, &key, plen, &b, &lock);
+	if (!dyn) {
+		rcu_read_unlock();
+		return -EINVAL;
+	}
+	spin_lock_bh(lock);
+	e = rs_dyn_find(dyn, b, &key, plen);
+	if (e) {
+		/* A marker that is still the latest change: nothing to do. */
+		if (e->del && e->seq == (u64)atomic64_read(&dyn->seq))
+			goto out;
+		if (!e->del) {
+			/* it keeps its slot (if charged): no room needed */
+			atomic_inc(&dyn->marks);
+			WRITE_ONCE(e->del, 1);
+			WRITE_ONCE(e->expires, 0);
+		}
+		rs_dent_touch(dyn, e, true);
+		ret = NFG_RS_DYN_DONE;
+		goto out;
+	}
+	do {
+		gen = nfg_rs_gen_begin(core);
+		some = atomic_read(&dyn->count) ||
+		       nfg_rs_array_overlaps(rcu_dereference(core->arr), &key, &end);
+	} while (nfg_rs_gen_changed(core, gen));
+	if (!some)
+		goto out;
+	if (!rs_dyn_mark_room(core, dyn)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	/*
+	 * The control plane's DEL refuses to split past maxelem: its marker
+	 * takes a slot for the split it may make (none left: the whole path
+	 * answers exactly).
+	 */
+	if (!count && !rs_dyn_reserve(core, dyn)) {
+		atomic_dec(&dyn->marks);
+		ret = -ENOSPC;
+		goto out;
+	}
+	ret = rs_dyn_link(dyn, b, &key, plen, 0, true, !count);
+	if (!ret)
+		ret = NFG_RS_DYN_DONE;
+out:
+	spin_unlock_bh(lock);
+	rcu_read_unlock();
+	if (!count)
+		return ret;
+	if (ret == NFG_RS_DYN_DONE)
+		this_cpu_inc(core->stats->dyn_dels);
+	else if (ret < 0)
+		this_cpu_inc(core->stats->dyn_refused);
+	return ret;
+}
+
+/**
+ * nfg_rs_dyn_add - packet-path add of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length kept (the family's length for the address itself)
+ * @expires: expiry of the entry (0 = never)
+ * @exist: refresh the expiry of an entry already present
+ * @now: the current time, on the clock of @expires
+ *
+ * Any context with BH disabled or process context. Never takes the set's
+ * lock nor rebuilds the array: the entry waits in the hash, where every
+ * lookup sees it, until nfg_rs_core_fold() moves it into the array.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (present and not @exist),
+ * -ENOSPC (the set is full, counted as a refusal) or -ENOMEM (ditto).
+ */
+int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen, u64 expires, bool exist, u64 now)
+{
+	return rs_dyn_add(core, addr, plen, expires, exist, now, true);
+}
+
+/**
+ * nfg_rs_dyn_del - packet-path delete of the prefix of @addr
+ * @core: the set (its dynamic hash enabled)
+ * @addr: the packet's address
+ * @plen: prefix length
+ *
+ * A dynamic entry of exactly that prefix becomes a delete marker (the
+ * fold that copied it may have published it already); without one, a
+ * marker is linked if the array holds any part of the prefix or any add
+ * is pending (it may be inside). The marker is the latest change: lookups
+ * miss inside it from now on, entries of other prefix lengths included,
+ * and the next fold deletes the prefix from the tree (and drops the
+ * marker). Deletes never take a slot of maxelem: a full set takes them.
+ *
+ * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC
+ * (maxelem markers pending) or -ENOMEM (counted as refusals).
+ */
+int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
+		   u8 plen)
+{
+	return rs_dyn_del(core, addr, plen, true);
+}
+
+/* Is @r exactly one prefix? Its length, or -1. */
+static int rs_range_plen(const struct nfg_rs_range *r, bool v6)
+{
+	struct nfg_rs_key k, end;
+	int plen;
+
+	for (plen = v6 ? 128 : 32; plen >= 0; plen--) {
+		k = r->start;
+		nfg_rs_key_mask(&k, plen, v6);
+		/* host bits at this length: at every shorter one too */
+		if (k.hi != r->start.hi || k.lo != r->start.lo)
+			return -1;
+		rs_key_prefix_end(&end, &k, plen, v6);
+		if (end.hi == r->end.hi && end.lo == r->end.lo)
+			return plen;
+	}
+	return -1;
+}
+
+/**
+ * nfg_rs_core_update1 - one prefix from the control plane, through the hash
+ * @core: the set (its dynamic hash enabled, else -EAGAIN)
+ * @r: the range (ADD: with its expiry)
+ * @op: NFG_RS_OP_ADD or NFG_RS_OP_DEL
+ * @now: the current time (jiffies64)
+ *
+ * What a packet-path update does (an add takes the later expiry where the
+ * set holds the prefix already, as the control plane's ADD does), not
+ * counted as one: the set's fold work publishes it a tick later, so one
+ * address added to a large set costs a hash insert, not an array rebuild.
+ * Lookups, TEST and listings see it at once. Process context.
+ *
+ * Return: 0 (done, or nothing to do) or -EAGAIN: not one valid prefix, no
+ * hash, no room or no memory in it; nothing changed, and
+ * nfg_rs_core_update() gives the exact answer.
+ */
+int nfg_rs_core_update1(struct nfg_rs_core *core, const struct nfg_rs_range *r,
+			enum nfg_rs_op op, u64 now)
+{
+	int plen, ret;
+
+	if (!nfg_rs_range_valid(r, core->v6) || !rcu_access_pointer(core->dyn))
+		return -EAGAIN;
+	plen = rs_range_plen(r, core->v6);
+	if (plen < 0)
+		return -EAGAIN;
+	if (op == NFG_RS_OP_ADD)
+		ret = rs_dyn_add(core, &r->start, plen, r->expires, true, now,
+				 false);
+	else
+		ret = rs_dyn_del(core, &r->start, plen, false);
+	return ret < 0 ? -EAGAIN : 0;
+}
+
+/* Are there dynamic entries waiting to be folded? Any context. */
+bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
+{
+	const struct nfg_rs_dyn *dyn;
+	bool ret;
+
+	rcu_read_lock();
+	dyn = rcu_dereference(core->dyn);
+	ret = dyn && atomic_read(&dyn->entries);
+	rcu_read_unlock();
+	return ret;
+}
+
+/* ---- dynamic entries: folding into the tree ---------------------------- */
+
+/* A copy of a dynamic entry taken by a fold. */
+struct rs_fold_ent {
+	struct nfg_rs_key	key;
+	u64			expires;
+	u64			seq;
+	u32			ver;
+	u8			plen;
+	u8			del;
+	u8			charged;
+};
+
+struct rs_fold {
+	struct rs_fold_ent	*ents;
+	u32			n;
+	u32			charged;	/* copies holding a slot */
+	u32			splits;		/* ranges added by deletes */
+	u32			expired;	/* entries dropped as expired */
+	u32			refused;	/* entries dropped: no room */
+};
+
+/* How much of the batch a fold applies: see "Dynamic entries" above. */
+enum rs_fold_mode {
+	RS_FOLD_ALL,
+	RS_FOLD_FITTING,	/* markers, and adds whose worst case fits */
+	RS_FOLD_MARKERS,	/* markers only: every add refused */
+};
+
+static int rs_fold_ent_cmp(const void *a, const void *b)
+{
+	u64 x = ((const struct rs_fold_ent *)a)->seq;
+	u64 y = ((const struct rs_fold_ent *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Copy the dynamic entries into @f, in the order of their changes. Under
+ * core->lock for writing; each bucket under its lock, so that an entry's
+ * fields are copied whole. The hash is left as it is: rs_fold_finish()
+ * removes the copied entries once the caller has published the result.
+ */
+static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
+{
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_dent *e;
+	u32 cap, b;
+
+	memset(f, 0, sizeof(*f));
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	if (!dyn || !atomic_read(&dyn->entries))
+		return 0;
+	/* Entries added while we copy wait for the next fold. */
+	cap = atomic_read(&dyn->entries);
+	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL_ACCOUNT);
+	if (!f->ents)
+		return -ENOMEM;
+	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
+		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
+
+		if (!rcu_access_pointer(dyn->buckets[b]))
+			continue;
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
+		     e = rcu_dereference(e->next)) {
+			struct rs_fold_ent *c = &f->ents[f->n++];
+
+			c->key = e->key;
+			c->plen = e->plen;
+			c->expires = e->expires;
+			c->seq = e->seq;
+			c->ver = e->ver;
+			c->del = e->del;
+			c->charged = e->charged;
+			f->charged += e->charged;
+		}
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	sort(f->ents, f->n, sizeof(*f->ents), rs_fold_ent_cmp, NULL);
+	return 0;
+}
+
+/*
+ * Apply the copied entries to the tree in the request @u, in the order
+ * of their changes, so that the latest change wins where two overlap, as
+ * it does in rs_dyn_probe(). Entries expired at @now (0: none is) are
+ * dropped, not folded. @mode: which adds are applied, the others are
+ * counted as refused; markers always are. Under core->lock for writing.
+ */
+static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
+			 enum rs_fold_mode mode)
+{
+	struct nfg_rs_core *core = u->core;
+	const struct nfg_rs_dyn *dyn;
+	struct nfg_rs_range r;
+	u32 others, before, i;
+	int err;
+
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	/* slots held by entries this fold does not apply */
+	others = dyn ? (u32)atomic_read(&dyn->count) : 0;
+	others = others > f->charged ? others - f->charged : 0;
+	f->splits = 0;
+	f->expired = 0;
+	f->refused = 0;
+	for (i = 0; i < f->n; i++) {
+		const struct rs_fold_ent *c = &f->ents[i];
+
+		if (!c->del && now && c->expires && c->expires <= now) {
+			f->expired++;
+			continue;
+		}
+		/* An add may split a range of another expiry in three. */
+		if (!c->del && (mode == RS_FOLD_MARKERS ||
+				(mode == RS_FOLD_FITTING &&
+				 (u64)core->count + 2 + others >
+				 (u64)core->maxelem + f->splits))) {
+			f->refused++;
+			continue;
+		}
+		r.start = c->key;
+		rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
+		r.expires = c->expires;
+		before = core->count;
+		err = c->del ? nfg_rs_tree_del(u, &r) : nfg_rs_tree_add(u, &r);
+		if (err)
+			return err;
+		/* a charged marker's slot covers its split */
+		if (c->del && !c->charged && core->count > before)
+			f->splits += core->count - before;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * After the caller published the tree with the fold applied (@ok), remove
+ * from the hash each entry the fold copied, unless the packet path changed
+ * it meanwhile (its seq or version moved): that one is folded again next
+ * time.
+ */
+static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
+			   bool ok)
+{
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_dent *e;
+	u32 i, b;
+
+	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	for (i = 0; ok && dyn && i < f->n; i++) {
+		const struct rs_fold_ent *c = &f->ents[i];
+		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
+
+		b = rs_dyn_bucket(dyn, &c->key, c->plen);
+		lock = &dyn->locks[b & dyn->lmask];
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		e = rs_dyn_find(dyn, b, &c->key, c->plen);
+		if (e && e->seq == c->seq && e->ver == c->ver)
+			rs_dyn_unlink(dyn, b, e);
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	if (ok && f->expired)
+		WRITE_ONCE(core->expiries, core->expiries + f->expired);
+	if (ok && f->refused)
+		this_cpu_add(core->stats->dyn_refused, f->refused);
+	kvfree(f->ents);
+	f->ents = NULL;
+}
+
+/*
+ * Fold and publish, in one publication with the expiry of the ranges
+ * expired at @now if @expired is given (set to the ranges and entries
+ * expired). Under core->lock for writing. A batch whose adds would
+ * overflow maxelem is applied again with fewer of them (enum
+ * rs_fold_mode); markers are always applied, so only -ENOMEM leaves the
+ * set and the hash as they were.
+ */
+int nfg_rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
+{
+	struct nfg_rs_update u = { .core = core };
+	enum rs_fold_mode mode = RS_FOLD_ALL;
+	u32 count = 0;
+	struct rs_fold f;
+	int err;
+
+	if (expired)
+		*expired = 0;
+	err = rs_fold_copy(core, &f);
+	if (err)
+		return err;
+	for (;;) {
+		err = rs_fold_apply(&u, &f, now, mode);
+		count = !err && expired ? nfg_rs_tree_expire(&u, now) : 0;
+		if (!err && (u.changed || count))
+			err = nfg_rs_publish(core, f.charged + f.splits,
+					     mode == RS_FOLD_MARKERS);
+		if (err && (u.changed || count)) {
+			nfg_rs_tree_rollback(&u);
+			u.changed = false;
+		}
+		if (err != -ENOSPC || mode == RS_FOLD_MARKERS)
+			break;
+		mode = mode == RS_FOLD_ALL ? RS_FOLD_FITTING : RS_FOLD_MARKERS;
+	}
+	if (!err && count)
+		WRITE_ONCE(core->expiries, core->expiries + count);
+	if (!err && expired)
+		*expired = count + f.expired;
+	nfg_rs_update_end(&u);
+	rs_fold_finish(core, &f, !err);
+	return err;
+}
+
+/**
+ * nfg_rs_core_fold - move the dynamic entries into the tree and the array
+ * @core: the set
+ * @now: the current time; entries expired by then are dropped (counted as
+ *	 expiries), not folded
+ *
+ * One publication for all of them. Entries that no longer fit in maxelem
+ * are dropped and counted as refusals. Process context.
+ *
+ * Return: 0 or -ENOMEM: then nothing changed, and the entries keep
+ * matching from the hash.
+ */
+int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
+{
+	int err;
+
+	if (!nfg_rs_dyn_pending(core))
+		return 0;
+	down_write(&core->lock);
+	err = nfg_rs_fold_locked(core, now, NULL);
+	up_write(&core->lock);
+	return err;
+}
+
+/* Drop every dynamic entry; under core->lock for writing (or last user). */
+void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
+{
+	struct nfg_rs_dent *e;
+	u32 b;
+
+	if (!dyn)
+		return;
+	for (b = 0; b <= dyn->hmask; b++) {
+		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
+
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		while ((e = rcu_dereference(dyn->buckets[b])))
+			rs_dyn_unlink(dyn, b, e);
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+}
+
+/**
+ * nfg_rs_dyn_enable - give the set its hash of dynamic entries
+ * @core: the set
+ * @seed: hash seed (random in the kernel)
+ *
+ * Called by each RANGESET rule's checkentry; the first one allocates.
+ * Buckets: maxelem rounded up to a power of two, within [64, 16384]
+ * (longer chains only in sets over 16k entries); bucket locks: at most 256.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed)
+{
+	struct nfg_rs_dyn *dyn;
+	u32 nb = 64, nl, i;
+	size_t size;
+	int err = 0;
+
+	/* fixed once set: no lock needed to see it is there */
+	if (rcu_access_pointer(core->dyn))
+		return 0;
+	down_write(&core->lock);
+	if (rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock)))
+		goto out;
+	while (nb < core->maxelem && nb < 16384)
+		nb *= 2;
+	nl = min_t(u32, nb, 256);
+	size = struct_size(dyn, buckets, nb);
+	dyn = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!dyn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dyn->locks = kcalloc(nl, sizeof(*dyn->locks), GFP_KERNEL_ACCOUNT);
+	if (!dyn->locks) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < nl; i++)
+		spin_lock_init(&dyn->locks[i]);
+	dyn->hmask = nb - 1;
+	dyn->lmask = nl - 1;
+	dyn->seed = seed;
+	dyn->memsize = size + nl * sizeof(*dyn->locks);
+	atomic_inc(&nfg_rs_live_objects);
+	rcu_assign_pointer(core->dyn, dyn);
+	goto out;
+
+err_free:
+	kvfree(dyn);
+out:
+	up_write(&core->lock);
+	return err;
+}
+
+/* Free the hash; after a grace period, with the set's last reference. */
+void nfg_rs_dyn_free(struct nfg_rs_core *core)
+{
+	struct nfg_rs_dyn *dyn = rcu_dereference_protected(core->dyn, 1);
+
+	if (dyn) {
+		kfree(dyn->locks);
+		kvfree(dyn);
+		atomic_dec(&nfg_rs_live_objects);
+		RCU_INIT_POINTER(core->dyn, NULL);
+	}
+}
