@@ -15,7 +15,7 @@ nfg_load_modules
 nfg_topo_up
 rs() { nfg_router nfguard set "$@"; }
 hdr() { rs list "$1" | sed -n "s/^$2: //p"; }	# SET FIELD
-absent() { rs test "$1" "$2" >/dev/null; [ $? = 2 ]; }
+absent() { rs test "$1" "$2" >/dev/null; [ $? = 1 ]; }	# 1: not in the set
 ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 N=40 COUNT=100000
 
