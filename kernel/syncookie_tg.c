@@ -1142,26 +1142,35 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 }
 
 /*
- * Proxy mode needs conntrack in this netns and nf_synproxy_core's hooks
- * (both reference counted by their owners); a rule holds one of each.
+ * Proxy mode needs conntrack in this netns (reference counted by its owner,
+ * one reference per rule) and nf_synproxy_core's hooks (one hold per netns
+ * and family, counted in nfg_sc_hooks under its lock: see there why).
  */
 static int syncookie_proxy_get(struct net *net, u8 family)
 {
 	struct synproxy_net *snet = synproxy_pernet(net);
+	struct nfg_sc_hooks *h = nfg_sc_hooks(net);
+	unsigned int *refs = &h->refs[family == NFPROTO_IPV6];
 	int err;
 
 	err = nf_ct_netns_get(net, family);
 	if (err)
 		goto err_out;
-	if (family == NFPROTO_IPV6)
-		err = nf_synproxy_ipv6_init(snet, net);
-	else
-		err = nf_synproxy_ipv4_init(snet, net);
-	if (err)
-		goto err_ct;
+	mutex_lock(&h->lock);
+	if (!*refs) {
+		if (family == NFPROTO_IPV6)
+			err = nf_synproxy_ipv6_init(snet, net);
+		else
+			err = nf_synproxy_ipv4_init(snet, net);
+		if (err)
+			goto err_unlock;
+	}
+	(*refs)++;
+	mutex_unlock(&h->lock);
 	return 0;
 
-err_ct:
+err_unlock:
+	mutex_unlock(&h->lock);
 	nf_ct_netns_put(net, family);
 err_out:
 	pr_info_ratelimited("SYNCOOKIE: proxy mode: cannot enable conntrack/synproxy hooks (%d)\n",
@@ -1172,11 +1181,17 @@ err_out:
 static void syncookie_proxy_put(struct net *net, u8 family)
 {
 	struct synproxy_net *snet = synproxy_pernet(net);
+	struct nfg_sc_hooks *h = nfg_sc_hooks(net);
+	unsigned int *refs = &h->refs[family == NFPROTO_IPV6];
 
-	if (family == NFPROTO_IPV6)
-		nf_synproxy_ipv6_fini(snet, net);
-	else
-		nf_synproxy_ipv4_fini(snet, net);
+	mutex_lock(&h->lock);
+	if (!WARN_ON_ONCE(!*refs) && !--*refs) {
+		if (family == NFPROTO_IPV6)
+			nf_synproxy_ipv6_fini(snet, net);
+		else
+			nf_synproxy_ipv4_fini(snet, net);
+	}
+	mutex_unlock(&h->lock);
 	nf_ct_netns_put(net, family);
 }
 
