@@ -17,8 +17,9 @@
 # netns can have the hooks; 6.1 has no nfnetlink_hook to list them). Then,
 # with no rule left: no call (waited for: nf_tables destroys its rules
 # late); then a fresh rule works (a download through it is proxied and
-# intact), its hooks are called exactly as often as a single rule's were
-# before the loops (not registered twice), and its deletion removes them.
+# intact), its hooks are called as often as a single rule's were before
+# the loops, not twice as often (registered twice), and its deletion
+# removes them.
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 nfg_need ping curl python3 iptables-legacy-restore ip6tables-legacy-restore iptables-nft-restore ip6tables-nft-restore
@@ -121,7 +122,11 @@ for fam in 4 6; do
 	p=$(proxied)
 	nfg_fetch_intact "$url" "$want"
 	nfg_assert_ge "$(proxied)" $((p + 1)) "IPv$fam download proxied"
-	nfg_assert_eq "${one[$fam]}" "$(calls $fam)" "IPv$fam synproxy hook calls under the fresh rule (a single rule's before the loops)"
+	# registered twice: twice the calls (a late packet of the download or
+	# a neighbour message may add one)
+	n=$(calls $fam)
+	nfg_assert_ge "$n" "${one[$fam]}" "IPv$fam synproxy hook calls under the fresh rule"
+	nfg_assert_le "$n" $((2 * one[$fam] - 1)) "IPv$fam synproxy hook calls under the fresh rule (${one[$fam]} for one rule before the loops)"
 	nfg_assert_ok "delete it" nfg_ipt "$R" $v $fam -t raw -D PREROUTING -i eth0 -p tcp --dport 8080 -j SYNCOOKIE
 done
 nfg_wait_until 60 no_hooks ||
