@@ -64,8 +64,27 @@ struct nfg_sc_secret_rcu {
 	struct rcu_head		rcu;
 };
 
+/*
+ * Proxy mode's hold on nf_synproxy_core's hooks in one netns, per family.
+ * nf_synproxy_ipv4/6_init() and _fini() count their users in a plain int
+ * (register on 0 -> 1, unregister on 1 -> 0) under no lock of their own,
+ * and our rules come and go from three contexts at once: iptables-legacy's
+ * checkentry and destroy (no lock), nf_tables' checkentry (its commit
+ * mutex) and its destroy (a work item, after the command returned). A lost
+ * update there leaves the hooks registered with no rule, or missing under
+ * a rule. @lock serialises this module's calls, and @refs makes it one user
+ * of each family's hooks whatever its number of rules. Lives as long as
+ * the netns (net_generic), not the state above: rules of a dying netns may be
+ * destroyed after nfg_sc_net has gone.
+ */
+struct nfg_sc_hooks {
+	struct mutex	lock;		/* @refs and the synproxy init/fini calls */
+	unsigned int	refs[2];	/* proxy rules: [0] IPv4, [1] IPv6 */
+};
+
 /* syncookie_nl.c */
 extern unsigned int nfg_sc_allowlist_max;
+struct nfg_sc_hooks *nfg_sc_hooks(const struct net *net);
 /* The netns' state, NULL before its first use (never under a rule). */
 struct nfg_sc_net *nfg_sc_pernet(const struct net *net);
 /* The netns' state, made on first use (process context): ERR_PTR on failure. */

@@ -230,6 +230,12 @@ void nfg_sc_ts_decode(u32 tsecr, u8 *wscale, bool *sack)
 	*wscale = tsecr & NFG_SC_TS_WSMASK;	/* 15: none */
 }
 
+bool nfg_sc_local_echo_fresh(u32 tsecr, u32 ts_off, u32 now_ms)
+{
+	/* nfg_sc_ts_encode() is never ahead of the clock: age >= 0 */
+	return now_ms - (tsecr - ts_off) <= NFG_SC_LOCAL_TS_AGE;
+}
+
 /* ---- nfguard's own cookie ---- */
 
 const u16 nfg_sc_mss_table[1 << NFG_SC_MSS_IDX_BITS] = {

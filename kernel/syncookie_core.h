@@ -62,6 +62,16 @@ unsigned int nfg_sc_build_opts(u8 *buf, const struct nfg_sc_opts *o);
 u32 nfg_sc_ts_encode(u32 ts_now, u8 wscale, bool sack);
 void nfg_sc_ts_decode(u32 tsecr, u8 *wscale, bool *sack);
 
+/*
+ * Local mode's admission: the cookie ACK must also echo a SYN-ACK TSval of
+ * the last NFG_SC_LOCAL_TS_AGE ms. The TSval carries the kernel's secret
+ * offset per address pair, so a forged echo (@tsecr) passes with
+ * probability NFG_SC_LOCAL_TS_AGE / 2^32 = 2^-16; @ts_off is that offset,
+ * @now_ms the clock nfg_sc_ts_encode() was given.
+ */
+#define NFG_SC_LOCAL_TS_AGE	65536U
+bool nfg_sc_local_echo_fresh(u32 tsecr, u32 ts_off, u32 now_ms);
+
 /* ---- nfguard's own cookie (proxy mode, shared secret) ---- */
 
 /*

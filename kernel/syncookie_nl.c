@@ -51,9 +51,13 @@ MODULE_PARM_DESC(allowlist_buckets, "allowlist hash buckets per netns (power of 
 static unsigned int nfg_sc_net_id __read_mostly;
 static struct genl_family nfg_sc_genl_family;
 
-/* What every netns holds: a pointer, set on first use (see nfg_sc_net). */
+/*
+ * What every netns holds: a pointer, set on first use (see nfg_sc_net), and
+ * the proxy rules' hold on the synproxy hooks.
+ */
 struct nfg_sc_pernet {
 	struct nfg_sc_net	*sn;
+	struct nfg_sc_hooks	hooks;
 };
 
 /* Serialises making a netns' state (control plane, rare). */
@@ -65,6 +69,13 @@ struct nfg_sc_net *nfg_sc_pernet(const struct net *net)
 
 	/* pairs with smp_store_release() in nfg_sc_pernet_get() */
 	return smp_load_acquire(&pn->sn);
+}
+
+struct nfg_sc_hooks *nfg_sc_hooks(const struct net *net)
+{
+	struct nfg_sc_pernet *pn = net_generic(net, nfg_sc_net_id);
+
+	return &pn->hooks;
 }
 
 void nfg_sc_stats_sum(const struct nfg_sc_net *sn, struct nfg_sc_stats *sum)
@@ -545,6 +556,9 @@ out:
 
 static int __net_init nfg_sc_net_init(struct net *net)
 {
+	struct nfg_sc_pernet *pn = net_generic(net, nfg_sc_net_id);
+
+	mutex_init(&pn->hooks.lock);
 	if (IS_ENABLED(CONFIG_PROC_FS) &&
 	    !proc_create_net_single(NFG_SC_PROC_NAME, 0444, net->proc_net_stat,
 				    nfg_sc_proc_show, NULL))

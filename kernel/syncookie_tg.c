@@ -602,6 +602,25 @@ static bool nfg_sc_known6(struct net *net, const struct net_device *in,
 	return true;
 }
 
+/*
+ * Local mode: may a valid kernel cookie ACK put its source on the
+ * allowlist? Only with the echo of a SYN-ACK timestamp of the last 64 s
+ * (nfg_sc_local_echo_fresh(): the TSval carries the kernel's secret offset
+ * @ts_off of the address pair): the kernel's cookie alone, about 2^-29 per
+ * forged ACK, is a minute of a 10 Mpps flood; with the echo, 2^-45.
+ * The connection itself is the listener's to accept either way.
+ */
+static bool nfg_sc_local_admit_ok(const struct sk_buff *skb,
+				  const struct nfg_sc_pkt *p, u32 ts_off)
+{
+	struct nfg_sc_opts o;
+
+	if (nfg_sc_get_opts(skb, p, &o) || !o.ts)
+		return false;
+	return nfg_sc_local_echo_fresh(o.tsecr, ts_off,
+				       (u32)div_u64(ktime_get_ns(), NSEC_PER_MSEC));
+}
+
 static void nfg_sc_admit(struct nfg_sc_net *sn,
 			 const struct xt_syncookie_tginfo *info,
 			 const struct nfg_sc_pkt *p)
@@ -859,43 +878,89 @@ static int nfg_sc_proxy_connect(struct net *net, const struct sk_buff *skb,
 }
 
 /*
+ * Is @ct's connection closed (TIME_WAIT, CLOSE)? A SYN of its ports would
+ * reopen it (conntrack reuses a closed entry unless the close was a FIN or
+ * the last packet the sender's RST).
+ */
+static bool nfg_sc_ct_closed(const struct nf_conn *ct)
+{
+	u8 state = READ_ONCE(ct->proto.tcp.state);
+
+	return state == TCP_CONNTRACK_TIME_WAIT || state == TCP_CONNTRACK_CLOSE;
+}
+
+/* Is @ct a proxied connection whose server has not answered yet? */
+static bool nfg_sc_ct_syn_sent(const struct nf_conn *ct)
+{
+	return nfct_synproxy(ct) &&
+	       READ_ONCE(ct->proto.tcp.state) == TCP_CONNTRACK_SYN_SENT;
+}
+
+/*
  * An invalid cookie ACK for a flow that has a conntrack entry @ct: while
  * the server has not answered the SYN sent on the client's behalf
  * (SYN_SENT), a client that got our zero-window SYN-ACK sends window
  * probes, whose seq is its ISN (not ISN + 1): if the cookie is valid for
  * that, the SYN was lost (e.g. the server's accept queue dropped it) and
- * is sent again, the probe dropped. Returns true when it was a probe.
+ * is sent again, the probe dropped. Any other ACK then is no client's:
+ * dropped too, before nf_synproxy_core's hook would check it as a cookie
+ * of the kernel's (and open the server connection for one that matched).
  */
-static bool nfg_sc_proxy_probe(struct nfg_sc_net *sn, struct net *net,
-			       const struct sk_buff *skb,
-			       const struct nfg_sc_pkt *p,
-			       const struct nfg_sc_flow *f, struct nf_conn *ct)
+static unsigned int nfg_sc_proxy_tracked(struct nfg_sc_net *sn, struct net *net,
+					 const struct sk_buff *skb,
+					 const struct nfg_sc_pkt *p,
+					 const struct nfg_sc_flow *f,
+					 const struct nf_conn *ct)
 {
 	struct nfg_sc_opts syn;
 	u32 isn = ntohl(p->th->seq);
 
-	if (!nfct_synproxy(ct) ||
-	    READ_ONCE(ct->proto.tcp.state) != TCP_CONNTRACK_SYN_SENT ||
-	    nfg_sc_proxy_valid(sn, skb, p, f, isn, &syn) < 0)
-		return false;
+	if (!nfg_sc_ct_syn_sent(ct))
+		return XT_CONTINUE;
+	if (nfg_sc_proxy_valid(sn, skb, p, f, isn, &syn) < 0) {
+		this_cpu_inc(sn->stats->ack_invalid);
+		return NF_DROP;
+	}
 	if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
 		this_cpu_inc(sn->stats->send_fail);
 	else
 		this_cpu_inc(sn->stats->syn_resent);
+	return NF_DROP;
+}
+
+/*
+ * A valid cookie ACK whose flow has a closed conntrack entry @ct. The
+ * same cookie as the closed proxied connection's (nf_synproxy_core keeps
+ * it as the ISN relayed to the server) is that handshake's ACK again, a
+ * retransmission or a replay: its client is gone, no server connection
+ * for it (dropped). A new handshake of the same ports (a new client ISN,
+ * so a new cookie) gets a fresh entry: the old one is removed first, so
+ * that the SYN to the server makes a new one from the synproxy template
+ * instead of reopening this one (which may lack the extension). Returns
+ * false for a repeat.
+ */
+static bool nfg_sc_proxy_reopen(struct nf_conn *ct, u32 cookie)
+{
+	const struct nf_conn_synproxy *sp = nfct_synproxy(ct);
+
+	if (sp && READ_ONCE(sp->isn) == cookie)
+		return false;
+	nf_ct_kill(ct);
 	return true;
 }
 
 /*
  * An ACK (no SYN, no RST) in proxy mode:
- *  - valid cookie, no conntrack entry: the handshake's ACK. Open the
- *    server's connection, consume the ACK; allowlist the source only if
- *    the ACK echoed our timestamp MAC (a 24-bit cookie alone is
- *    forgeable by a few million spoofed ACKs; with the echo, 2^-54);
- *  - valid cookie (or a zero-window probe's: nfg_sc_proxy_probe()), entry
- *    still in SYN_SENT: the server has not answered yet (or its SYN was
- *    lost): send the SYN again, drop the ACK;
- *  - valid cookie, entry past SYN_SENT (and not closed), or an invalid
- *    cookie for a tracked flow: an ordinary segment, passed;
+ *  - valid cookie, no conntrack entry (or a closed one: see
+ *    nfg_sc_proxy_reopen()): the handshake's ACK. Open the server's
+ *    connection, consume the ACK; allowlist the source only if the ACK
+ *    echoed our timestamp MAC (a 24-bit cookie alone is forgeable by a
+ *    few million spoofed ACKs; with the echo, 2^-54);
+ *  - valid cookie (or a zero-window probe's: nfg_sc_proxy_tracked()),
+ *    entry still in SYN_SENT: the server has not answered yet (or its SYN
+ *    was lost): send the SYN again, drop the ACK;
+ *  - an entry past SYN_SENT and not closed: an ordinary segment, passed
+ *    without a cookie check; an invalid cookie for a closed one: passed;
  *  - otherwise (no conntrack entry, allowlisted source or not: SYNs of an
  *    allowlisted source pass, so its real connections are tracked):
  *    dropped, ack_invalid. The companion of SYNPROXY's "ctstate INVALID"
@@ -908,40 +973,46 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 				     const struct nfg_sc_flow *f)
 {
 	u32 isn = ntohl(p->th->seq) - 1;
+	unsigned int verdict;
 	struct nfg_sc_opts syn;
 	struct nf_conn *ct;
-	bool syn_sent;
 	int valid;
-	u8 state;
 
+	ct = nfg_sc_ct_find(net, f);
+	/*
+	 * A segment of a connection whose server handshake is over (the
+	 * client's data and ACKs): passed whatever its cookie would say, so
+	 * not checked - a conntrack lookup and no SipHash. Only ACKs of no
+	 * tracked flow, of one in SYN_SENT or of a closed one need it.
+	 */
+	if (ct && !nfg_sc_ct_syn_sent(ct) && !nfg_sc_ct_closed(ct)) {
+		nf_ct_put(ct);
+		return XT_CONTINUE;
+	}
 	valid = nfg_sc_proxy_valid(sn, skb, p, f, isn, &syn);
 	if (valid < 0) {
-		ct = nfg_sc_ct_find(net, f);
-		if (ct) {
-			bool probe = nfg_sc_proxy_probe(sn, net, skb, p, f, ct);
-
-			nf_ct_put(ct);
-			return probe ? NF_DROP : XT_CONTINUE;
+		if (!ct) {
+			this_cpu_inc(sn->stats->ack_invalid);
+			return NF_DROP;
 		}
-		this_cpu_inc(sn->stats->ack_invalid);
-		return NF_DROP;
+		verdict = nfg_sc_proxy_tracked(sn, net, skb, p, f, ct);
+		goto out_put;
 	}
-	ct = nfg_sc_ct_find(net, f);
 	if (ct) {
-		state = READ_ONCE(ct->proto.tcp.state);
-		syn_sent = nfct_synproxy(ct) && state == TCP_CONNTRACK_SYN_SENT;
-		nf_ct_put(ct);
-		if (syn_sent) {
+		if (nfg_sc_ct_syn_sent(ct)) {
 			if (nfg_sc_proxy_connect(net, skb, p, f, isn, &syn))
 				this_cpu_inc(sn->stats->send_fail);
 			else
 				this_cpu_inc(sn->stats->syn_resent);
-			return NF_DROP;
+			verdict = NF_DROP;
+			goto out_put;
 		}
-		/* an old entry of the same ports is reopened by the SYN */
-		if (state != TCP_CONNTRACK_TIME_WAIT &&
-		    state != TCP_CONNTRACK_CLOSE)
-			return XT_CONTINUE;
+		if (!nfg_sc_proxy_reopen(ct, ntohl(p->th->ack_seq) - 1)) {
+			this_cpu_inc(sn->stats->ack_invalid);
+			verdict = NF_DROP;
+			goto out_put;
+		}
+		nf_ct_put(ct);
 	}
 	this_cpu_inc(sn->stats->ack_valid);
 	if (valid == NFG_SC_COOKIE_ADMIT)
@@ -951,6 +1022,40 @@ static unsigned int nfg_sc_proxy_ack(struct nfg_sc_net *sn,
 	else
 		this_cpu_inc(sn->stats->proxied);
 	return NF_DROP;
+
+out_put:
+	nf_ct_put(ct);
+	return verdict;
+}
+
+/*
+ * A SYN of an allowlisted source passes, to make a plain connection that
+ * the client completes with the server itself. Not into a proxied
+ * connection's conntrack entry: nf_synproxy_core's hooks would take the
+ * server's SYN-ACK to it for the answer to their own SYN and send the ACK
+ * to the server in the client's name - a server connection that no
+ * client handshake completed (a SYN spoofing an allowlisted address would
+ * be enough). A closed such entry is removed first (the SYN makes a new,
+ * plain one); the SYN of a live one (the connection is proxied now, or
+ * its server handshake under way) is dropped.
+ */
+static unsigned int nfg_sc_proxy_syn_pass(struct net *net,
+					  const struct nfg_sc_flow *f)
+{
+	unsigned int verdict = XT_CONTINUE;
+	struct nf_conn *ct;
+
+	ct = nfg_sc_ct_find(net, f);
+	if (!ct)
+		return verdict;
+	if (nfct_synproxy(ct)) {
+		if (nfg_sc_ct_closed(ct))
+			nf_ct_kill(ct);
+		else
+			verdict = NF_DROP;
+	}
+	nf_ct_put(ct);
+	return verdict;
 }
 
 /* A SYN from a source not on the allowlist, proxy mode: our own cookie. */
@@ -1005,7 +1110,7 @@ static unsigned int nfg_sc_proxy(struct nfg_sc_net *sn,
 				info->prefix);
 		if (nfg_sc_al_lookup(&sn->al, &k, nfg_sc_now())) {
 			this_cpu_inc(sn->stats->allowlist_hit);
-			return XT_CONTINUE;
+			return nfg_sc_proxy_syn_pass(net, f);
 		}
 		this_cpu_inc(sn->stats->syn_seen);
 		if (th->fin || th->rst || p->payload ||
@@ -1069,7 +1174,10 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v4_check(iph, p.th)) {
 			this_cpu_inc(sn->stats->ack_valid);
-			nfg_sc_admit(sn, info, &p);
+			st = secure_tcp_seq_and_ts_off(net, iph->daddr, iph->saddr,
+						       p.th->dest, p.th->source);
+			if (nfg_sc_local_admit_ok(skb, &p, st.ts_off))
+				nfg_sc_admit(sn, info, &p);
 			nfg_sc_mark_listener4(net, in, iph, p.th);
 			return XT_CONTINUE;
 		}
@@ -1129,7 +1237,11 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	if (v == NFG_SC_DO_ACK) {
 		if (nfg_cookie_v6_check(ip6h, p.th)) {
 			this_cpu_inc(sn->stats->ack_valid);
-			nfg_sc_admit(sn, info, &p);
+			st = secure_tcpv6_seq_and_ts_off(net, ip6h->daddr.s6_addr32,
+							 ip6h->saddr.s6_addr32,
+							 p.th->dest, p.th->source);
+			if (nfg_sc_local_admit_ok(skb, &p, st.ts_off))
+				nfg_sc_admit(sn, info, &p);
 			nfg_sc_mark_listener6(net, in, ip6h, p.th);
 			return XT_CONTINUE;
 		}
@@ -1142,26 +1254,35 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 }
 
 /*
- * Proxy mode needs conntrack in this netns and nf_synproxy_core's hooks
- * (both reference counted by their owners); a rule holds one of each.
+ * Proxy mode needs conntrack in this netns (reference counted by its owner,
+ * one reference per rule) and nf_synproxy_core's hooks (one hold per netns
+ * and family, counted in nfg_sc_hooks under its lock: see there why).
  */
 static int syncookie_proxy_get(struct net *net, u8 family)
 {
 	struct synproxy_net *snet = synproxy_pernet(net);
+	struct nfg_sc_hooks *h = nfg_sc_hooks(net);
+	unsigned int *refs = &h->refs[family == NFPROTO_IPV6];
 	int err;
 
 	err = nf_ct_netns_get(net, family);
 	if (err)
 		goto err_out;
-	if (family == NFPROTO_IPV6)
-		err = nf_synproxy_ipv6_init(snet, net);
-	else
-		err = nf_synproxy_ipv4_init(snet, net);
-	if (err)
-		goto err_ct;
+	mutex_lock(&h->lock);
+	if (!*refs) {
+		if (family == NFPROTO_IPV6)
+			err = nf_synproxy_ipv6_init(snet, net);
+		else
+			err = nf_synproxy_ipv4_init(snet, net);
+		if (err)
+			goto err_unlock;
+	}
+	(*refs)++;
+	mutex_unlock(&h->lock);
 	return 0;
 
-err_ct:
+err_unlock:
+	mutex_unlock(&h->lock);
 	nf_ct_netns_put(net, family);
 err_out:
 	pr_info_ratelimited("SYNCOOKIE: proxy mode: cannot enable conntrack/synproxy hooks (%d)\n",
@@ -1172,11 +1293,17 @@ err_out:
 static void syncookie_proxy_put(struct net *net, u8 family)
 {
 	struct synproxy_net *snet = synproxy_pernet(net);
+	struct nfg_sc_hooks *h = nfg_sc_hooks(net);
+	unsigned int *refs = &h->refs[family == NFPROTO_IPV6];
 
-	if (family == NFPROTO_IPV6)
-		nf_synproxy_ipv6_fini(snet, net);
-	else
-		nf_synproxy_ipv4_fini(snet, net);
+	mutex_lock(&h->lock);
+	if (!WARN_ON_ONCE(!*refs) && !--*refs) {
+		if (family == NFPROTO_IPV6)
+			nf_synproxy_ipv6_fini(snet, net);
+		else
+			nf_synproxy_ipv4_fini(snet, net);
+	}
+	mutex_unlock(&h->lock);
 	nf_ct_netns_put(net, family);
 }
 

@@ -164,6 +164,23 @@ static void test_ts_encoding(void)
 	CHECK_EQ(nfg_sc_ts_encode(0x10000, NFG_SC_WSCALE_NONE, false) & 0x3f, 0xf);
 }
 
+/* Local mode's admission: an echo of a TSval of the last 64 s only. */
+static void test_local_echo(void)
+{
+	u32 off = 0x9e3779b9, now = 0x7ffffff0, ts;
+
+	ts = nfg_sc_ts_encode(now, 7, true) + off;
+	CHECK(nfg_sc_local_echo_fresh(ts, off, now));
+	CHECK(nfg_sc_local_echo_fresh(ts, off, now + NFG_SC_LOCAL_TS_AGE - 64));
+	CHECK(!nfg_sc_local_echo_fresh(ts, off, now + NFG_SC_LOCAL_TS_AGE + 1));
+	/* the clock and the offset wrap */
+	ts = nfg_sc_ts_encode(5, 7, true) + off;
+	CHECK(nfg_sc_local_echo_fresh(ts, off, 1000));
+	/* an echo without the offset, or from the future: refused */
+	CHECK(!nfg_sc_local_echo_fresh(nfg_sc_ts_encode(now, 7, true), off, now));
+	CHECK(!nfg_sc_local_echo_fresh(ts + 2000, off, 1000));
+}
+
 /* ---- SipHash cookie --------------------------------------------------- */
 
 static struct nfg_sc_flow flow4(void)
@@ -716,6 +733,7 @@ int main(void)
 {
 	run("siphash_vector", test_siphash_vector);
 	run("parse_opts", test_parse_opts);
+	run("local_echo", test_local_echo);
 	run("parse_malformed", test_parse_malformed);
 	run("build_roundtrip", test_build_roundtrip);
 	run("ts_encoding", test_ts_encoding);

@@ -304,6 +304,29 @@ while [ "$reported" -lt ${#cases[@]} ] && [ -f "$out/case.$(printf %03d $((repor
 	report "$reported"
 done
 
+# A guest that oopsed or panicked: its whole console is copied where the
+# next run does not wipe it ($vmdir/panics/, OUTDIR is emptied per run), and
+# the report shows the splat from its first line to the end of its trace
+# (RIP, CR2, call trace, "Kernel panic"), not only the console's tail.
+keep_panic_console() {
+	local start first from kept
+	# after the interrupted case started (earlier cases' splats did not crash)
+	start=$(grep -an -m 1 "NFG-CASE-START $(printf %03d $((reported + 1))) " "$console" | cut -d: -f1)
+	first=$(tail -n +"${start:-1}" "$console" |
+		grep -anE -m 1 'Kernel panic|Oops|BUG:|general protection|Fatal exception' | cut -d: -f1)
+	[ -n "$first" ] || return 0
+	first=$((first + ${start:-1} - 1))
+	mkdir -p "$vmdir/panics" || return 0
+	kept=$vmdir/panics/$(date -u +%Y%m%dT%H%M%SZ)-$(basename "${cases[$reported]:-boot}" .sh).console.log
+	cp "$console" "$kept" && echo "run.sh: whole console of the crashed guest kept in $kept"
+	# from a few lines before the first splat line to the end of the panic
+	echo "run.sh: the crash on the console:"
+	from=$((first - 5 > ${start:-1} ? first - 5 : ${start:-1}))
+	sed -n "$from,\$p" "$console" | tr -d '\r' |
+		sed -n '1,/end Kernel panic/p' | head -n "${NFG_VM_CRASH_LINES:-120}" |
+		sed 's/^/  ! /'
+}
+
 # Cases without a result: the guest hung, crashed or never came up.
 if [ "$reported" -lt ${#cases[@]} ]; then
 	if [ -n "$killed" ]; then
@@ -338,6 +361,7 @@ if [ "$reported" -lt ${#cases[@]} ]; then
 	done
 	echo "run.sh: console log $console (last 25 lines):"
 	tail -n 25 "$console" | tr -d '\r' | sed 's/^/  | /'
+	keep_panic_console
 elif [ ! -f "$out/done" ]; then
 	echo "run.sh: warning: runner did not finish cleanly; console log $console"
 fi

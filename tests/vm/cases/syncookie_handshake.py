@@ -6,7 +6,10 @@ must not answer the SYN-ACK with a RST: the caller drops outgoing RSTs).
 
 usage: syncookie_handshake.py SRC DST PORT VARIANT EXPECT_MSS [local|proxy]
   VARIANT: full | nots | nosack | nows | mss536 | ipopt (IPv4: full, the SYN
-           with IP options, which SYNCOOKIE answers by the routed path)
+           with IP options, which SYNCOOKIE answers by the routed path) |
+           badecho (local mode: full, but the ACKs echo a timestamp whose
+           high bits are not the SYN-ACK's; the kernel still accepts the
+           cookie, the target must not allowlist the source)
   EXPECT_MSS: the MSS option the SYN-ACK must carry (the rule's --mss)
   mode: the rule's --mode (default local)
 
@@ -104,7 +107,10 @@ def main():
     aopts = []
     win = 502 if has_ws else 64000  # about 64 KB either way
     if has_ts:
-        aopts = [("NOP", None), ("NOP", None), ("Timestamp", (12346, opt(synack, "Timestamp")[0]))]
+        echo = opt(synack, "Timestamp")[0]
+        if variant == "badecho":
+            echo ^= 0x40000000  # the low bits (the options) intact
+        aopts = [("NOP", None), ("NOP", None), ("Timestamp", (12346, echo))]
     send(ip / TCP(sport=sport, dport=dport, flags="A", seq=seq + 1, ack=t.seq + 1, window=win, options=aopts))
     if proxy:
         # the server's connection opens the window
