@@ -204,7 +204,7 @@ until [ -b /dev/vda ]; do
 done
 mount -t ext4 -o rw /dev/vda /newroot || { echo "nfg-init: cannot mount /dev/vda" >/dev/console; echo o >/proc/sysrq-trigger; }
 umount /proc /sys
-mount --move /dev /newroot/dev
+mount -o move /dev /newroot/dev
 exec switch_root /newroot /sbin/init
 EOF
 	chmod 755 "$st/init"

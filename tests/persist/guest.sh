@@ -106,6 +106,21 @@ same_secret() {
 	return 1
 }
 
+net_up() {
+	topo_up
+	ref_up ref $E/syncookie.secret
+	ref_up refx $ST/other.secret
+}
+# the same verdicts in both boots (PREFIX names the boot)
+verdicts() {
+	check "${1}10.77.0.3 (no set) passes" passes 10.77.0.3 10.77.0.1
+	check "${1}10.77.0.2 (bl4) dropped" dropped 10.77.0.2 10.77.0.1
+	check "${1}10.77.0.5 (tm4) dropped" dropped 10.77.0.5 10.77.0.1
+	check "${1}10.77.0.7 (tm4, permanent) dropped" dropped 10.77.0.7 10.77.0.1
+	check "${1}fd77::3 (no set) passes" passes fd77::3 fd77::1
+	check "${1}fd77::2 (bl6) dropped" dropped fd77::2 fd77::1
+}
+
 # ---------------------------------------------------------------- state
 # sets without their timeouts, sorted; rulesets as sorted table blocks
 sets_now() { nfguard set save | sed 's/ timeout [0-9]*$//' | grep -v '^#' | LC_ALL=C sort; }
@@ -144,14 +159,8 @@ if [ "$phase" = 1 ]; then
 	(umask 077; od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >$E/syncookie.secret)
 	nfguard syncookie secret set -f $E/syncookie.secret
 	(umask 077; od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >$ST/other.secret)
-	topo_up
-	ref_up ref $E/syncookie.secret
-	ref_up refx $ST/other.secret
-	check "boot 1: 10.77.0.3 (no set) passes" passes 10.77.0.3 10.77.0.1
-	check "boot 1: 10.77.0.2 (bl4) dropped" dropped 10.77.0.2 10.77.0.1
-	check "boot 1: 10.77.0.5 (tm4) dropped" dropped 10.77.0.5 10.77.0.1
-	check "boot 1: fd77::3 (no set) passes" passes fd77::3 fd77::1
-	check "boot 1: fd77::2 (bl6) dropped" dropped fd77::2 fd77::1
+	net_up
+	verdicts "boot 1: "
 	check "boot 1: SYNCOOKIE answers with the file's secret (the cookie comparison works)" same_secret
 	sets_now | grep -v '^add tm4 10.77.0.6$' >$ST/sets.expected
 	tables_now >$ST/tables.expected
@@ -212,16 +221,9 @@ diff $ST/tables.expected $ST/tables.now
 check "iptables and ip6tables rules (sets, SYNCOOKIE) and the protect profile as before the reboot" \
 	cmp -s $ST/tables.expected $ST/tables.now
 check "protect profile back (table ip nfguard)" nft list table ip nfguard
-topo_up
-ref_up ref $E/syncookie.secret
-ref_up refx $ST/other.secret
-check "10.77.0.3 (no set) passes" passes 10.77.0.3 10.77.0.1
-check "10.77.0.2 (bl4) dropped" dropped 10.77.0.2 10.77.0.1
-check "10.77.0.5 (tm4) dropped" dropped 10.77.0.5 10.77.0.1
-check "10.77.0.7 (tm4, permanent) dropped" dropped 10.77.0.7 10.77.0.1
+net_up
+verdicts ""
 check "10.77.0.6 (expired) passes" passes 10.77.0.6 10.77.0.1
-check "fd77::3 (no set) passes" passes fd77::3 fd77::1
-check "fd77::2 (bl6) dropped" dropped fd77::2 fd77::1
 check "SYNCOOKIE secret back: the same cookies as a netns holding the file's secret" same_secret
 
 # ------------------------------------------------ corrupt, missing, bad mode
