@@ -216,7 +216,7 @@ EOF
 # boot ABI N: one boot of ABI's disk; returns when QEMU has exited (the guest
 # powered off, or the host killed it after NFG_PERSIST_BOOT_TIMEOUT).
 boot() {
-	local k=$1 n=$2 kd=$pdir/$1 slot= i q start
+	local k=$1 n=$2 kd=$pdir/$1 slot='' i q start
 	exec 9>&-
 	while [ -z "$slot" ]; do
 		for ((i = 0; i < ${NFG_VM_SLOTS:-$(nproc)}; i++)); do

@@ -97,8 +97,8 @@ cookies() {
 # same_secret: this netns' cookie = ref's, and != refx's (retried once: the
 # cookie's clock may tick between the SYNs)
 same_secret() {
-	local c i
-	for i in 1 2; do
+	local c
+	for _ in 1 2; do
 		read -r -a c <<<"$(cookies)"
 		echo "cookies: ${c[*]}"
 		[ "${c[0]:-none}" != none ] && [ "${c[0]}" = "${c[1]:-}" ] && [ "${c[0]}" != "${c[2]:-}" ] && return 0
@@ -154,6 +154,7 @@ if [ "$phase" = 1 ]; then
 	ip6tables -A INPUT -m rangeset --match-set bl6 src -j DROP
 	iptables -t raw -A PREROUTING -p tcp --dport 80 --syn -j SYNCOOKIE
 	echo "-4 --kconnlimit 64/24 tcp/8080 --blocklist bl4" >$E/protect.conf
+	# shellcheck disable=SC2046 # the file's words are the arguments
 	nfguard protect $(cat $E/protect.conf)
 	check "protect profile installed" nft list table ip nfguard
 	(umask 077; od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >$E/syncookie.secret)
