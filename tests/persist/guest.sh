@@ -112,13 +112,14 @@ net_up() {
 	ref_up refx $ST/other.secret
 }
 # the same verdicts in both boots (PREFIX names the boot)
+# (each drop beside a control that passes: the drop is the set's doing)
 verdicts() {
-	check "${1}10.77.0.3 (no set) passes" passes 10.77.0.3 10.77.0.1
-	check "${1}10.77.0.2 (bl4) dropped" dropped 10.77.0.2 10.77.0.1
+	check "${1}10.77.0.2 (bl4) dropped, 10.77.0.3 (no set) passes" \
+		eval 'dropped 10.77.0.2 10.77.0.1 && passes 10.77.0.3 10.77.0.1'
 	check "${1}10.77.0.5 (tm4) dropped" dropped 10.77.0.5 10.77.0.1
 	check "${1}10.77.0.7 (tm4, permanent) dropped" dropped 10.77.0.7 10.77.0.1
-	check "${1}fd77::3 (no set) passes" passes fd77::3 fd77::1
-	check "${1}fd77::2 (bl6) dropped" dropped fd77::2 fd77::1
+	check "${1}fd77::2 (bl6) dropped, fd77::3 (no set) passes" \
+		eval 'dropped fd77::2 fd77::1 && passes fd77::3 fd77::1'
 }
 
 # ---------------------------------------------------------------- state
@@ -189,8 +190,14 @@ np_exit=$(secs netfilter-persistent.service ExecMainExitTimestampMonotonic)
 np_start=$(secs netfilter-persistent.service ExecMainStartTimestampMonotonic)
 net_pre=$(secs network-pre.target ActiveEnterTimestampMonotonic)
 echo "netfilter-persistent $np_start..$np_exit, network-pre.target $net_pre"
-check "rules loaded before network-pre.target (netfilter-persistent.service done at ${np_exit}us, network-pre.target at ${net_pre}us)" \
-	test "${np_exit:-0}" -gt 0 -a "${net_pre:-0}" -ge "${np_exit:-0}"
+# netfilter-persistent says "... failed test load. New rules NOT loaded" and
+# succeeds when iptables-restore refuses rules.v4 (a set it names is missing)
+rules_loaded() {
+	! journalctl -b -u netfilter-persistent.service | grep -q "NOT loaded" &&
+		iptables -S INPUT | grep -q "match-set bl4 src" && ip6tables -S INPUT | grep -q "match-set bl6 src"
+}
+check "rules.v4/v6 loaded (the sets were there) by netfilter-persistent.service, done at ${np_exit}us, before network-pre.target at ${net_pre}us" \
+	eval 'rules_loaded && test "${np_exit:-0}" -gt 0 -a "${net_pre:-0}" -ge "${np_exit:-0}"'
 if [ "$MODE" = plugin ]; then
 	check "nfguard.service disabled, the plugin restored (netfilter-persistent's journal)" \
 		sh -c 'journalctl -b -u netfilter-persistent.service | grep -q "nfguard-persistent: 3 set(s) restored"'
@@ -202,12 +209,9 @@ else
 	check "nfguard.service's journal: sets restored" \
 		sh -c 'journalctl -b -u nfguard.service | grep -q "nfguard-persistent: 3 set(s) restored"'
 fi
-check "netfilter-persistent.service succeeded (rules.v4 loaded: the sets were there)" \
-	test "$(secs netfilter-persistent.service Result)" = success
 sets_now >$ST/sets.now
 diff $ST/sets.expected $ST/sets.now
 check "sets and elements as saved (10.77.0.6, timeout 15, expired meanwhile)" cmp -s $ST/sets.expected $ST/sets.now
-check "more than 15 s between the add and this check (the expiry check means something)" test "$el" -gt 15
 l5=$(left_of 10.77.0.5) l6=$(left_of 10.77.0.6) l7=$(left_of 10.77.0.7) l8=$(left_of 203.0.113.8)
 echo "left: .5 $l5 .6 $l6 .7 $l7 .8 $l8"
 check "10.77.0.5 (900 s) counted down over the reboot: $l5 <= $((900 - el + 2)), >= $((900 - el - 60))" \
@@ -215,7 +219,8 @@ check "10.77.0.5 (900 s) counted down over the reboot: $l5 <= $((900 - el + 2)),
 check "203.0.113.8 (the set's default 3600 s) counted down: $l8 <= $((3600 - el + 2))" \
 	test "$l8" != absent -a "$l8" != permanent -a "$l8" -le $((3600 - el + 2)) -a "$l8" -ge $((3600 - el - 60))
 check "10.77.0.7 (timeout 0 in a set with a default timeout) still permanent: $l7" test "$l7" = permanent
-check "10.77.0.6 (timeout 15) expired while the host was down: $l6" test "$l6" = absent
+check "10.77.0.6 (timeout 15, added ${el} s ago) expired while the host was down: $l6, in tm4" \
+	eval 'test "$el" -gt 15 -a "$l6" = absent && nfguard set list tm4 >/dev/null'
 check "the set's default timeout kept" sh -c 'nfguard set save | grep -q "^create tm4 ipv4 .*timeout 3600"'
 tables_now >$ST/tables.now
 diff $ST/tables.expected $ST/tables.now
@@ -224,7 +229,7 @@ check "iptables and ip6tables rules (sets, SYNCOOKIE) and the protect profile as
 check "protect profile back (table ip nfguard)" nft list table ip nfguard
 net_up
 verdicts ""
-check "10.77.0.6 (expired) passes" passes 10.77.0.6 10.77.0.1
+check "10.77.0.6 (expired) passes, 10.77.0.5 (tm4) dropped" eval 'passes 10.77.0.6 10.77.0.1 && dropped 10.77.0.5 10.77.0.1'
 check "SYNCOOKIE secret back: the same cookies as a netns holding the file's secret" same_secret
 
 # ------------------------------------------------ corrupt, missing, bad mode
