@@ -17,6 +17,7 @@
 #   make dkms          install the module source for DKMS
 #   make deb           Debian packages (packaging/debian) in build/deb/
 #   make check-package dist, the .debs from it, install/upgrade/purge in a chroot, boot both kernels with them
+#   make check-persist boot a systemd Debian guest with the .debs twice: sets, rules, profile, secret survive the reboot
 #
 # A fresh clone needs no manual configure: build/config.mk is made on demand.
 
@@ -245,7 +246,7 @@ bench: all
 
 # --- packaging ------------------------------------------------------------------
 
-.PHONY: dist dkms deb check-package clean distclean
+.PHONY: dist dkms deb check-package check-persist clean distclean
 # Reproducible: git archive writes HEAD's tree in sorted order, every mtime =
 # the commit time (SOURCE_DATE_EPOCH of the tree), owner/group 0 (root), and
 # a pax header holding the commit id; gzip -n stores no name or time.
@@ -265,6 +266,10 @@ deb:
 
 check-package:
 	./tests/package/check.sh
+
+# nfguard-persistent across a real reboot (systemd guest; root): tests/persist/check.sh
+check-persist:
+	./tests/persist/check.sh
 
 # Sources only: no objects or compat/gen from an in-place build of kernel/.
 DKMS_DIR := $(DESTDIR)/usr/src/nfguard-$(NFG_VERSION)

@@ -8,7 +8,9 @@
 # install (make check-install), package (tests/package/check.sh without its
 # boots), selftest (harness self-test), vm (every VM case on every kernel,
 # plus tests/package/package_installed.sh: the installed packages of the package stage,
-# booted). Stages after a failed deps/build stage are not run;
+# booted), persist (tests/persist/check.sh: a systemd guest with the package
+# stage's .debs rebooted on each kernel; started with the vm stage, its
+# boots run when the vm stage's have freed the QEMU slots). Stages after a failed deps/build stage are not run;
 # a failing test stage does not stop the later ones. Each stage's output is
 # shown as it runs and kept in build/check/STAGE.log; unit, install and
 # package run in the background during selftest and their logs are shown
@@ -69,7 +71,8 @@ stage() {
 
 # stage_bg NAME CMD...: start a host-only stage in the background (its output
 # goes to its log only); stage_join NAME prints the log and records it.
-# Used for the host-only stages that run beside the harness self-test.
+# Used for the host-only stages that run beside the harness self-test, and
+# for persist, whose guests wait for the vm stage's QEMU slots.
 declare -A bg_pid=() bg_cmd=()
 stage_bg() {
 	local name=$1
@@ -87,7 +90,7 @@ stage_join() {
 	wait "${bg_pid[$name]}"
 	read -r rc secs <"$logs/$name.rc" 2>/dev/null || { rc=1 secs=0; }
 	echo
-	echo "======== [$name] ${bg_cmd[$name]} (ran alongside the self-test; its log:)"
+	echo "======== [$name] ${bg_cmd[$name]} (ran in the background; its log:)"
 	cat "$logs/$name.log"
 	record "$name" "$rc" "$secs"
 }
@@ -110,7 +113,12 @@ if [ -n "$ok" ]; then
 	stage_join package
 	# tests/package/package_installed.sh boots with what the package stage installed
 	# (build/package/root-n, root-up): one more case in each kernel's boot.
+	# tests/persist/check.sh: its image (the package stage's .debs, DKMS) is
+	# built on the host while the VM stage's guests run; its two boots per
+	# kernel then wait for QEMU slots, which the VM stage's boots hold.
+	stage_bg persist ./tests/persist/check.sh
 	stage vm make check-vm CASES="$(echo tests/vm/cases/*.sh) tests/package/package_installed.sh"
+	stage_join persist
 fi
 
 # ------------------------------------------------------------------ tables

@@ -42,6 +42,7 @@
 #               ABIs cover a postinst that builds only the newest: no-ops
 #               here); every module has version N+1
 #   purge       dpkg --purge of all four: no file of the packages, no
+#               /etc/nfguard (a saved sets.save included), no unit link, no
 #               /usr/src/nfguard-*, no /var/lib/dkms/nfguard, no module
 #   boot        tests/package/package_installed.sh (see there) on each kernel, in a VM
 #               (tests/vm/run.sh), on hard-link snapshots of the chroot after
@@ -347,6 +348,16 @@ if [ -n "$chroot_ok" ]; then
 	done
 	out=$(R nfguard --version 2>&1)
 	[ "$out" = "nfguard $ver" ] || bad "nfguard --version prints '$out'"
+	# persistence (tests/persist/check.sh boots it): files, conffiles, unit enabled
+	for f in /usr/libexec/nfguard/nfguard-persistent /usr/share/netfilter-persistent/plugins.d/12-nfguard \
+		/usr/share/netfilter-persistent/plugins.d/45-nfguard; do
+		[ -x "$root$f" ] || bad "no executable $f"
+	done
+	for f in /etc/nfguard/protect.conf /etc/nfguard/persistent.conf; do
+		R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -q "^ $f " || bad "$f is not a conffile of nfguard"
+	done
+	[ -L "$root/etc/systemd/system/multi-user.target.wants/nfguard.service" ] || bad "nfguard.service not enabled"
+	[ "$(R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -c .)" = 2 ] || bad "conffiles other than protect.conf and persistent.conf"
 	[ "$(R pkg-config --modversion libnfguard 2>&1)" = "$ver" ] || bad "pkg-config --modversion libnfguard: not $ver"
 	printf '#include <stdio.h>\n#include <libnfguard.h>\nint main(void) { printf("%%s\\n", nfg_version()); return 0; }\n' \
 		>"$root/tmp/nfgtest.c"
@@ -356,7 +367,7 @@ if [ -n "$chroot_ok" ]; then
 	[ "$out" = "$ver" ] || bad "nfg_version() from libnfguard1 says '$out'"
 	snapshot root-n || bad "cannot snapshot the chroot to build/package/root-n"
 else bad "no chroot"; fi
-report "install: $ver, postinst builds $kabis, skips 5.10.0-fake, survives a failed build; plugins, CLI, library"
+report "install: $ver, postinst builds $kabis, skips 5.10.0-fake, survives a failed build; plugins, CLI, library, persistence files"
 
 # ---------------------------------------------------------------- upgrade --
 if [ -n "$chroot_ok" ]; then
@@ -386,19 +397,23 @@ report "upgrade: $ver -> $up, DKMS state of $ver gone, modules rebuilt for $kabi
 if [ -n "$chroot_ok" ]; then
 	R dpkg-query -L $pkgs 2>/dev/null | sort -u >"$pkgdir/files.list"
 	grep -q '^/usr/sbin/nfguard$' "$pkgdir/files.list" || bad "nothing installed to purge"
+	# state as nfguard-persistent saves it: purge removes it
+	printf 'create x ipv4\n' >"$root/etc/nfguard/sets.save" || bad "no /etc/nfguard after the upgrade"
 	R dpkg --purge $pkgs >"$logs/purge.log" 2>&1 || bad "dpkg --purge exits $? (build/package/purge.log)"
 	R dpkg-query -W $pkgs >/dev/null 2>&1 && bad "packages still known to dpkg: $(R dpkg-query -W -f='${Package} ' $pkgs 2>/dev/null)"
 	while read -r f; do
 		[ -n "$f" ] && [ ! -d "$root$f" ] && { [ -e "$root$f" ] || [ -L "$root$f" ]; } && bad "left after purge: $f"
 	done <"$pkgdir/files.list"
-	left=$(cd "$root" && ls -d usr/src/nfguard-* var/lib/dkms/nfguard lib/modules/*/updates/dkms/xt_* usr/share/nfguard 2>/dev/null)
+	# (and the state nfguard-persistent saved, the unit's enable link)
+	left=$(cd "$root" && ls -d usr/src/nfguard-* var/lib/dkms/nfguard lib/modules/*/updates/dkms/xt_* usr/share/nfguard \
+		etc/nfguard etc/systemd/system/*/nfguard.service 2>/dev/null)
 	[ -z "$left" ] && left=$(find "$root/lib/modules" "$root/usr" "$root/var/lib/dkms" -name '*nfguard*' 2>/dev/null | head -n 5)
 	[ -z "$left" ] || bad "left after purge: $(echo $left)"
 	for k in $kabis; do
 		grep -q 'xt_rangeset' "$root/lib/modules/$k/modules.dep" 2>/dev/null && bad "$k: modules.dep still names our modules"
 	done
 else bad "no chroot"; fi
-report "purge: no file, DKMS tree or module of nfguard remains"
+report "purge: no file, DKMS tree, module, saved state or unit link of nfguard remains"
 
 # -------------------------------------------------------------- debian 13 --
 # The kernels left out above (trixie-backports' 7.x), on the Debian they are
