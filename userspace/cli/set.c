@@ -531,9 +531,18 @@ static int print_range(const struct nfg_range *r, uint32_t timeout, void *data)
 			printf(",\"timeout\":%" PRIu32, timeout);
 		putchar('}');
 	} else if (c->save) {
-		if (nfg_rsline_add_t(buf, sizeof(buf), c->name, r, timeout) < 0)
-			return -EPROTO;
-		fputs(buf, stdout);
+		/* A permanent element of a set with a default timeout says
+		 * "timeout 0": a bare line would get the default on restore.
+		 */
+		if (!timeout && c->thdr.timeout) {
+			if (nfg_range_format(r, buf, sizeof(buf)) < 0)
+				return -EPROTO;
+			printf("add %s %s timeout 0\n", c->name, buf);
+		} else {
+			if (nfg_rsline_add_t(buf, sizeof(buf), c->name, r, timeout) < 0)
+				return -EPROTO;
+			fputs(buf, stdout);
+		}
 	} else {
 		if (nfg_range_format(r, buf, sizeof(buf)) < 0)
 			return -EPROTO;

@@ -132,7 +132,10 @@ else
 	[ "$left" -gt 0 ] || left=
 fi
 left_ok "long timeout saved" "$(sed -n 's/^add tb4 192\.0\.2\.0\/24 timeout //p' "$NFG_WORK/save")" 600 "$ta"
-nfg_assert_match '^add tb4 203\.0\.113\.0/24$' "$(cat "$NFG_WORK/save")" "permanent saved bare"
+# a permanent element of a set with a default timeout is saved with "timeout 0"
+# (a bare add line takes the set's default on restore) and stays permanent
+nfg_assert_match '^add tb4 203\.0\.113\.0/24 timeout 0$' "$(cat "$NFG_WORK/save")" "permanent saved as timeout 0"
+nfg_assert_match '^203\.0\.113\.0/24$' "$(rs list tb4)" "permanent element still permanent after restore"
 nfg_assert_eq "$(head -1 "$NFG_WORK/save")" "$(rs save tb4 | head -1)" "default timeout restored"
 if [ -n "$left" ]; then
 	nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && [ "$(ms)" -lt $((t0 + left * 1000)) ] &&
