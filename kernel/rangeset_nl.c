@@ -941,6 +941,12 @@ static int nfg_rs_dump_all(struct sk_buff *skb, struct netlink_callback *cb,
 			idx++;
 			continue;
 		}
+		/*
+		 * As a listing of one set: entries waiting in the hash are
+		 * folded first, so a range just added is counted (on -ENOMEM
+		 * they stay in the hash and are counted as dynamic).
+		 */
+		nfg_rs_core_fold(&set->core, get_jiffies_64());
 		nfg_rs_core_info(&set->core, &ci);
 		if (nfg_rs_fill_header(skb, NETLINK_CB(cb->skb).portid,
 				       cb->nlh->nlmsg_seq, NLM_F_MULTI,
