@@ -418,12 +418,14 @@ for suite in $(for k in $newer_kabis; do cat "$kdirs/$k/.kbuild-chroot"; done | 
 	kabis=$(for k in $newer_kabis; do [ "$(cat "$kdirs/$k/.kbuild-chroot")" = "$suite" ] && echo "$k"; done)
 	kabis=$(echo $kabis)
 	root=$pkgdir/root-$suite
+	cleanup	# an interrupted run's tree
 	needs=$(cat "${NFG_CHROOT_CACHE:-/var/cache/nfguard}/kbuild-$suite/.nfg-needs" 2>/dev/null)
 	# packaging/debian/control's Build-Depends (debhelper-compat: debhelper),
+	# build-essential (dpkg-checkbuilddeps wants it),
 	# dpkg-dev for dpkg-buildpackage; the cache's name carries the list, so a
 	# tarball made for another list is not reused
 	inc=$(echo dkms iptables kmod pkgconf libmnl-dev libnftnl-dev gcc libc6-dev make \
-		dpkg-dev debhelper autoconf automake libxtables-dev $needs | tr ' ' ',')
+		build-essential dpkg-dev debhelper autoconf automake libxtables-dev $needs | tr ' ' ',')
 	sbase=$pkgdir/chroot-$suite-$(printf %s "$inc" | md5sum | cut -c1-8).tar
 	for d in root-n-$suite root-up-$suite; do
 		[ ! -e "$pkgdir/$d" ] || rm -rf --one-file-system "${pkgdir:?}/$d"
