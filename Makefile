@@ -173,7 +173,8 @@ $(B)/man/nfguard.8: man/nfguard.8
 # --- install ------------------------------------------------------------------
 
 .PHONY: install uninstall
-install: all
+# not test-bins: a package build has no linux-source-6.12 (tests/mainline)
+install: modules userspace man
 	@for k in $(KABIS); do \
 		install -d $(DESTDIR)/lib/modules/$$k/updates/nfguard; \
 		install -m 0644 $(B)/kernel/$$k/*.ko $(DESTDIR)/lib/modules/$$k/updates/nfguard/; \

@@ -419,24 +419,37 @@ report "purge: no file, DKMS tree, module, saved state or unit link of nfguard r
 # The kernels left out above (trixie-backports' 7.x), on the Debian they are
 # made for: a chroot of their suite (cached build/package/chroot-SUITE.tar;
 # with what their header packages need: gcc-14, pahole, ..., as
-# tests/kbuild-chroot.sh lists them) where the same .debs of version N are
-# installed (DKMS builds for those kernels; the plugins and the CLI run
-# against that Debian's libraries), snapshot root-n-SUITE, then N+1,
-# snapshot root-up-SUITE, for package_installed.sh on those kernels.
+# tests/kbuild-chroot.sh lists them, and Build-Depends) where .debs of
+# version N and N+1 are built from the same tarball by build-deb.sh (as that
+# Debian's own build would: the plugins fill libxtables's option table, whose
+# layout changed in 1.8.10 under the same soname, so the bookworm .debs
+# depend on libxtables12 (<< 1.8.10) and cannot go here), N installed (DKMS
+# builds for those kernels; the plugins and the CLI run against that
+# Debian's libraries), snapshot root-n-SUITE, then N+1, snapshot
+# root-up-SUITE, for package_installed.sh on those kernels.
 ok_kabis=$kabis
 for suite in $(for k in $newer_kabis; do cat "$kdirs/$k/.kbuild-chroot"; done | sort -u); do
 	cleanup
 	kabis=$(for k in $newer_kabis; do [ "$(cat "$kdirs/$k/.kbuild-chroot")" = "$suite" ] && echo "$k"; done)
 	kabis=$(echo $kabis)
 	root=$pkgdir/root-$suite
-	sbase=$pkgdir/chroot-$suite.tar
+	cleanup	# an interrupted run's tree
 	needs=$(cat "${NFG_CHROOT_CACHE:-/var/cache/nfguard}/kbuild-$suite/.nfg-needs" 2>/dev/null)
+	# packaging/debian/control's Build-Depends (debhelper-compat: debhelper),
+	# build-essential (dpkg-checkbuilddeps wants it),
+	# dpkg-dev for dpkg-buildpackage; the cache's name carries the list, so a
+	# tarball made for another list is not reused
+	inc=$(echo dkms iptables kmod pkgconf libmnl-dev libnftnl-dev gcc libc6-dev make \
+		build-essential dpkg-dev debhelper autoconf automake libxtables-dev $needs | tr ' ' ',')
+	sbase=$pkgdir/chroot-$suite-$(printf %s "$inc" | md5sum | cut -c1-8).tar
 	for d in root-n-$suite root-up-$suite; do
 		[ ! -e "$pkgdir/$d" ] || rm -rf --one-file-system "${pkgdir:?}/$d"
 	done
+	for f in "$pkgdir/chroot-$suite".tar "$pkgdir/chroot-$suite"-*.tar; do
+		[ "$f" = "$sbase" ] || rm -f "$f"
+	done
 	if [ ! -f "$sbase" ]; then
-		mmdebstrap --variant=apt \
-			--include="$(echo dkms iptables kmod pkgconf libmnl-dev libnftnl-dev gcc libc6-dev make $needs | tr ' ' ',')" \
+		mmdebstrap --variant=apt --include="$inc" \
 			"$suite" "$pkgdir/chroot-new.tar" "deb http://deb.debian.org/debian $suite main" \
 			>"$logs/mmdebstrap-$suite.log" 2>&1 && mv "$pkgdir/chroot-new.tar" "$sbase"
 	fi
@@ -450,9 +463,40 @@ for suite in $(for k in $newer_kabis; do cat "$kdirs/$k/.kbuild-chroot"; done | 
 			ln -sfn "$(kdir_of $k)" "$root/lib/modules/$k/build"
 		done
 		mount_root && chroot_ok=1
-		cp "$debs_n"/*.deb "$debs_up"/*.deb "$root/debs/" 2>/dev/null
 	fi
 	[ -n "$chroot_ok" ] || bad "no $suite chroot (build/package/mmdebstrap-$suite.log, chroot-$suite.log)"
+	# N and N+1 built here, from the tarball the bookworm .debs came from
+	# (the working tree's files when it has uncommitted changes)
+	if [ -n "$chroot_ok" ]; then
+		mkdir -p "$root/build/src"
+		if [ ${#src_opt[@]} -gt 0 ]; then cp "$pkgdir/dist-1.tar.gz" "$root/build/nfguard.tar.gz"
+		else
+			(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+				while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+				tar --null -T - --transform "s|^|nfguard-$ver/|" -czf "$root/build/nfguard.tar.gz")
+		fi
+		tar -xzf "$root/build/nfguard.tar.gz" -C "$root/build/src" --strip-components=1
+		declare -A sbpid=()
+		for v in "$ver" "$up"; do
+			arg=; [ "$v" = "$ver" ] || arg=$v
+			R /build/src/tests/package/build-deb.sh -t /build/nfguard.tar.gz "/build/deb-$v" $arg \
+				>"$logs/build-$suite-$v.log" 2>&1 &
+			sbpid[$v]=$!
+		done
+		for v in "$ver" "$up"; do
+			wait "${sbpid[$v]}" || bad "$suite: build-deb.sh $v failed (build/package/build-$suite-$v.log)"
+			rm -rf "$pkgdir/deb-$suite-$v" && mkdir -p "$pkgdir/deb-$suite-$v" &&
+				cp "$root/build/deb-$v"/*.deb "$root/debs/" && cp "$root/build/deb-$v"/*.deb "$pkgdir/deb-$suite-$v/" ||
+				bad "$suite: no .debs of $v"
+		done
+		rm -rf --one-file-system "$root/build"
+		# each nfguard .deb names the side of libxtables 1.8.10 it was built on
+		hx='>= 1.8.10'; dpkg --compare-versions "$(pkg-config --modversion xtables)" lt 1.8.10 && hx='<< 1.8.10'
+		dpkg-deb -f "$debs_n/nfguard_${ver}_"*.deb Depends | grep -qF "libxtables12 ($hx)" ||
+			bad "the nfguard .deb built here does not depend on libxtables12 ($hx)"
+		dpkg-deb -f "$pkgdir/deb-$suite-$ver/nfguard_${ver}_"*.deb Depends | grep -q 'libxtables12 (>= 1.8.10)' ||
+			bad "the $suite nfguard .deb does not depend on libxtables12 (>= 1.8.10)"
+	fi
 	if [ -n "$chroot_ok" ]; then
 		R dpkg -i $(debs_of "$ver") >"$logs/install-$suite.log" 2>&1 ||
 			bad "dpkg -i $ver exits $? (build/package/install-$suite.log)"
@@ -484,7 +528,7 @@ for suite in $(for k in $newer_kabis; do cat "$kdirs/$k/.kbuild-chroot"; done | 
 		snapshot "root-up-$suite" || bad "cannot snapshot the chroot to build/package/root-up-$suite"
 	fi
 	[ -n "$failed" ] || ok_kabis="$ok_kabis $kabis"
-	report "$suite: $ver then $up installed, DKMS builds for $kabis, plugins and CLI run on $suite's libraries"
+	report "$suite: $ver and $up built there, $ver then $up installed, DKMS builds for $kabis, plugins and CLI run on $suite's libraries"
 done
 kabis=$(echo $ok_kabis)
 
