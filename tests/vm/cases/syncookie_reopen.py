@@ -107,6 +107,11 @@ def run(ip, src, dport, sns, scenario, sport, seq, got):
     if update is None:
         print("%s: no window update after the cookie ACK" % scenario)
         return 1
+    # the router's ACK to the server left before the client's window
+    # update, but the server may take it in a moment later: wait for it
+    deadline = time.time() + 15
+    while not server_established(sns, src, sport) and time.time() < deadline:
+        time.sleep(0.1)
     if not server_established(sns, src, sport):
         print("%s: the proxied handshake left no connection at the server" % scenario)
         return 1
