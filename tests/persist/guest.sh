@@ -134,7 +134,9 @@ tables_now() {
 	ip6tables-save | grep -v '^[#:]'
 	nft -s list table ip nfguard
 }
-left_of() { nfguard set save | awk -v e="$1" '$1 == "add" && $3 == e { print ($(NF - 1) == "timeout") ? $NF : "permanent"; f = 1 } END { if (!f) print "absent" }'; }
+# seconds left of an element, "permanent" (no timeout, or "timeout 0": how
+# save writes a permanent element of a set with a default timeout) or "absent"
+left_of() { nfguard set save | awk -v e="$1" '$1 == "add" && $3 == e { print ($(NF - 1) == "timeout" && $NF > 0) ? $NF : "permanent"; f = 1 } END { if (!f) print "absent" }'; }
 secs() { systemctl show -P "$2" "$1"; }
 
 if [ "$phase" = 1 ]; then
