@@ -29,7 +29,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 logs=$top/build/check
 mkdir -p "$logs"
-budget=${NFG_CHECK_BUDGET:-2100}
+budget=${NFG_CHECK_BUDGET:-2400}	# 40 minutes on a 2-CPU machine (CI stops at 90)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 declare -a st_name=() st_secs=() st_pass=() st_fail=() st_rc=()
