@@ -9,7 +9,11 @@
 - where X.json and X.prom both exist (the same snapshot), they carry the same
   numbers: each number of the JSON is the sample nfguard_<ext>_<key> or
   nfguard_<ext>_<key>_total with the object's labels, each sample is one
-  such number, loaded/error agree with nfguard_extension_loaded/_error.
+  such number, loaded/error agree with nfguard_extension_loaded/_error;
+  names are bytes (the JSON writes byte N as \\u00NN): a label value is the
+  name with printable ASCII and printable UTF-8 kept, each backslash doubled
+  and every other byte written \\xNN (label_value()), which label_bytes()
+  reads back; no two rows of a report may share a label value.
 With --selftest, first proves that the schema and the parser refuse broken
 input (a check that accepts anything would pass every report).
 Prints "N passed, N failed"; exit 1 on any failure.
@@ -39,6 +43,58 @@ def result(ok, what):
     else:
         failed += 1
         print(f"FAIL {what}", file=sys.stderr)
+
+
+def label_value(name):
+    """The Prometheus label value of a name (bytes), as nfguard(8) documents it."""
+    out, i = [], 0
+    while i < len(name):
+        b = name[i]
+        if b == 0x5c:
+            out.append("\\\\")
+            i += 1
+            continue
+        if 0x20 <= b < 0x7f:
+            out.append(chr(b))
+            i += 1
+            continue
+        for n in (2, 3, 4):
+            try:
+                ch = name[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(ch) == 1 and ord(ch) >= 0xa0:
+                out.append(ch)
+                i += n
+                break
+        else:
+            out.append(f"\\x{b:02x}")
+            i += 1
+    return "".join(out)
+
+
+def label_bytes(value):
+    """label_value() read back."""
+    out, i = bytearray(), 0
+    while i < len(value):
+        if value[i] == "\\":
+            if value[i + 1:i + 2] == "\\":
+                out.append(0x5c)
+                i += 2
+            elif re.fullmatch(r"x[0-9a-f]{2}", value[i + 1:i + 4]):
+                out.append(int(value[i + 2:i + 4], 16))
+                i += 4
+            else:
+                raise ValueError(f"bad escape in label value {value!r}")
+        else:
+            out += value[i].encode("utf-8")
+            i += 1
+    return bytes(out)
+
+
+def json_name(s):
+    """The bytes of a name as the JSON report writes it (byte N = U+00NN)."""
+    return s.encode("latin-1")
 
 
 def strict_json(text):
@@ -101,11 +157,15 @@ def cross_check(doc, fams, what):
         if ext in ("rangeset", "kconnlimit") and count != str(len(rows)):
             problems.append(f"{ext}: {len(rows)} rows, count sample {count}")
         for row in rows:
+            name = json_name(row["name"])
+            value = label_value(name)
+            if label_bytes(value) != name:
+                problems.append(f"{ext}: label value {value!r} does not read back as {name!r}")
             if ext == "rangeset":
-                labels = {"set": row["name"], "family": row["family"]}
+                labels = {"set": value, "family": row["family"]}
                 text_keys = ("name", "family")
             else:
-                labels = {"id": str(row["id"]), "name": row["name"], "family": row["family"]}
+                labels = {"id": str(row["id"]), "name": value, "family": row["family"]}
                 text_keys = ("id", "name", "family", "key", "prefix", "mode")
             for k, v in row.items():
                 if k not in text_keys:
@@ -189,7 +249,22 @@ BAD_PROM = {
 }
 
 
+LABEL_CASES = {
+    b"plain.set-1:x": "plain.set-1:x",
+    b"caf\xc3\xa9": "caf\u00e9",
+    b"caf\xe9": "caf\\xe9",
+    b"caf\\xe9": "caf\\\\xe9",
+    b"a\tb\nc\x7f": "a\\x09b\\x0ac\\x7f",
+    b"\xc2\x85": "\\xc2\\x85",                      # C1 control NEL
+    b"\xe0\x80\xaf\xed\xa0\x80": "\\xe0\\x80\\xaf\\xed\\xa0\\x80",  # overlong, surrogate
+    b"\xf4\x90\x80\x80\xf0\x9f\x9b\xa1": "\\xf4\\x90\\x80\\x80\U0001f6e1",
+}
+
+
 def selftest(validator, sample_doc):
+    for name, want in LABEL_CASES.items():
+        got = label_value(name)
+        result(got == want and label_bytes(got) == name, f"label value of {name!r}: {got!r}, want {want!r}")
     try:
         fams = promparse.parse(GOOD_PROM)
         key = ("nfguard_x_hits_total", (("family", "ipv4"), ("set", 'a\\b"c\nd')))

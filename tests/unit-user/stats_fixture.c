@@ -132,7 +132,7 @@ static void fx_full(void)
 	CHECK_HAS(o[1], "\"syncookie\":{\"loaded\":true,\"syn_seen\":100,");
 	CHECK_HAS(o[1], "\"time\":1733400000,");
 	CHECK_HAS(o[2], "\nnfguard_rangeset_hits_total{set=\"blocklist\",family=\"ipv4\"} 12726\n");
-	CHECK_HAS(o[2], "\nnfguard_rangeset_hits_total{set=\"we\\\"ird\\\\name\",family=\"ipv4\"} 3\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_hits_total{set=\"we\\\"ird\\\\\\\\name\",family=\"ipv4\"} 3\n");
 	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_memory_bytes gauge\n");
 	CHECK_HAS(o[2], "\n# TYPE nfguard_rangeset_timeout gauge\n"
 		  "nfguard_rangeset_timeout{set=\"blocklist\",family=\"ipv4\"} 4842\n");
@@ -241,6 +241,41 @@ static void fx_max(void)
 	release(o);
 }
 
+/*
+ * Set names are bytes: names that differ only outside printable ASCII
+ * (UTF-8 and not, control bytes) must stay distinct series, and a name
+ * made of the escape's own characters must not collide with the escape.
+ */
+static void fx_bytes(void)
+{
+	struct stats_set sets[] = {
+		set("caf\xc3\xa9", NFG_FAMILY_IPV4, 1),	/* UTF-8 "cafe" + acute */
+		set("caf\xe9", NFG_FAMILY_IPV4, 2),		/* Latin-1, not UTF-8 */
+		set("caf\xe8", NFG_FAMILY_IPV4, 3),
+		set("caf\\xe9", NFG_FAMILY_IPV4, 4),		/* ASCII backslash x e 9 */
+		set("tab\there", NFG_FAMILY_IPV4, 5),
+		set("tab\rhere", NFG_FAMILY_IPV4, 6),
+		set("nl\nhere", NFG_FAMILY_IPV4, 7),
+		set("\xc3\x28\xed\xa0\x80\xf4\x90\x80\x80", NFG_FAMILY_IPV4, 8), /* bad UTF-8 */
+		set("\xe2\x82\xac\xf0\x9f\x9b\xa1", NFG_FAMILY_IPV6, 9), /* euro, shield */
+	};
+	struct stats_snap s = { .time = 5, .sets = sets, .nsets = 9 };
+	char *o[3];
+
+	s.ext[NFG_EXT_RANGESET].state = STATS_OK;
+	render("bytes", &s, o);
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"caf\xc3\xa9\",family=\"ipv4\"} 2\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"caf\\\\xe9\",family=\"ipv4\"} 3\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"caf\\\\xe8\",family=\"ipv4\"} 4\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"caf\\\\\\\\xe9\",family=\"ipv4\"} 5\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"tab\\\\x09here\",family=\"ipv4\"} 6\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"nl\\\\x0ahere\",family=\"ipv4\"} 8\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"\\\\xc3(\\\\xed\\\\xa0\\\\x80"
+		  "\\\\xf4\\\\x90\\\\x80\\\\x80\",family=\"ipv4\"} 9\n");
+	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"\xe2\x82\xac\xf0\x9f\x9b\xa1\",family=\"ipv6\"} 10\n");
+	release(o);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -253,6 +288,7 @@ int main(int argc, char **argv)
 	fx_partial();
 	fx_none();
 	fx_max();
+	fx_bytes();
 	printf("stats-fixture: %u passed, %u failed\n", ut_passed, ut_failed);
 	return ut_failed ? 1 : 0;
 }

@@ -334,21 +334,77 @@ int stats_print_json(FILE *f, const struct stats_snap *s)
 
 /* ---- Prometheus text exposition format -------------------------------------- */
 
-/* Label value: backslash, double quote and newline escaped; non-ASCII -> '?'. */
+/*
+ * Length of the well-formed UTF-8 sequence of a printable character at @p
+ * (U+00A0 and up: no C1 controls, no overlong forms, no surrogates, at most
+ * U+10FFFF), 0 if there is none.
+ */
+static size_t utf8_printable(const unsigned char *p)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+		return 0;
+	return n;
+}
+
+/*
+ * A label value is text (UTF-8) but a name is bytes: the value is the name
+ * with each byte that is not part of printable ASCII or printable UTF-8
+ * written as \xNN (two lowercase hex digits) and each backslash doubled, so
+ * distinct names stay distinct series and the name can be read back. Then
+ * the exposition format's own escapes: backslash, double quote, newline.
+ */
+static void prom_value_char(FILE *f, unsigned char c)
+{
+	if (c == '\\' || c == '"')
+		fprintf(f, "\\%c", c);
+	else if (c == '\n')
+		fputs("\\n", f);
+	else
+		fputc(c, f);
+}
+
 static void prom_label(FILE *f, const char *name, const char *v, bool first)
 {
-	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	for (; *v; v++) {
-		unsigned char c = (unsigned char)*v;
+	const unsigned char *p = (const unsigned char *)v;
+	char esc[8];
+	size_t n, i;
 
-		if (c == '\\' || c == '"')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fputc('?', f);
-		else
-			fputc(c, f);
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	while (*p) {
+		if (*p == '\\') {
+			fputs("\\\\\\\\", f);	/* value \\, escaped */
+			p++;
+		} else if (*p >= 0x20 && *p < 0x7f) {
+			prom_value_char(f, *p++);
+		} else if ((n = utf8_printable(p))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			snprintf(esc, sizeof(esc), "\\x%02x", *p++);
+			for (i = 0; esc[i]; i++)
+				prom_value_char(f, (unsigned char)esc[i]);
+		}
 	}
 	fputc('"', f);
 }
