@@ -59,6 +59,20 @@ void cli_die_code(int code, const char *what, const char *fmt, ...)
 void cli_die_err(const char *what, const struct nfg_err *e, bool opening)
 	__attribute__((noreturn));
 int cli_exit_for(const struct nfg_err *e, bool opening);
+/*
+ * The generic netlink family of @module is absent: exit 3 with what the
+ * admin needs. Installed for the running kernel (updates/dkms,
+ * updates/nfguard or extra under /lib/modules/RELEASE, or the tree named by
+ * NFGUARD_MODULES_DIR): modprobe (depmod first when modules.dep lacks it).
+ * Not built for it: says so, the kernels that have the modules, dkms status,
+ * headers, the supported kernels, and suggests no modprobe.
+ */
+void cli_die_nomod(const char *what, const char *module)
+	__attribute__((noreturn));
+/* Kernels nfguard's modules build for (dkms.conf's BUILD_EXCLUSIVE_*). */
+#define CLI_KERNELS \
+	"6.1 and later with xtables, conntrack, SYNPROXY, SYN cookies and IPv6 " \
+	"(tested: Debian 12's 6.1 and 6.12, Debian 13's trixie-backports 7.3)"
 /* Bad arguments: cli_err() then exit(2). */
 #define cli_usage_die(what, ...) cli_die_code(CLI_EXIT_USAGE, what, __VA_ARGS__)
 

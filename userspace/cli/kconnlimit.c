@@ -168,8 +168,7 @@ int cmd_kconnlimit(int argc, char **argv)
 	h = nfg_kcl_open(&e);
 	if (!h) {
 		if (e.code == ENOENT)
-			cli_die_code(CLI_EXIT_NOMOD, what,
-				     "the xt_kconnlimit kernel module is not loaded (no kconnlimit rules)");
+			cli_die_nomod(what, "xt_kconnlimit");
 		cli_die_err(what, &e, true);
 	}
 	if (o.json)

@@ -37,8 +37,7 @@ static struct nfg_rtc *rtc_open_or_die(void)
 
 	if (!h) {
 		if (e.code == ENOENT)
-			cli_die_code(CLI_EXIT_NOMOD, "rtcache",
-				     "the xt_RTCACHE kernel module is not loaded");
+			cli_die_nomod("rtcache", "xt_RTCACHE");
 		cli_die_err("rtcache", &e, true);
 	}
 	return h;

@@ -67,6 +67,8 @@ static struct nfg_rs *open_or_die(void)
 	struct nfg_err e;
 	struct nfg_rs *h = nfg_rs_open(&e);
 
+	if (!h && e.code == ENOENT)
+		cli_die_nomod(what, "xt_rangeset");
 	if (!h)
 		cli_die_err(what, &e, true);
 	return h;

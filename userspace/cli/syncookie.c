@@ -52,8 +52,7 @@ static struct nfg_sc *sc_open_or_die(void)
 
 	if (!h) {
 		if (e.code == ENOENT)
-			cli_die_code(CLI_EXIT_NOMOD, "syncookie",
-				     "the xt_SYNCOOKIE kernel module is not loaded");
+			cli_die_nomod("syncookie", "xt_SYNCOOKIE");
 		cli_die_err("syncookie", &e, true);
 	}
 	return h;

@@ -7,7 +7,14 @@
 #    command), found before any module is asked for: an invalid element, an
 #    unknown option (never taken for a set name);
 #  - no module loaded (none of ours is; the modules are not where modprobe
-#    looks): the command names the missing module (3), stats reports each
+#    looks: the guest's /lib/modules/R is the Debian package's, without ours):
+#    the command says the running kernel has no nfguard module, names the
+#    missing module, where it looked, the kernels that have modules, the DKMS
+#    status, the supported kernels, and never suggests a modprobe (3); with
+#    a fake modules tree (NFGUARD_MODULES_DIR) and a fake dkms: the kernels
+#    listed and dkms's lines shown; a module installed for the running kernel
+#    but not loaded: modprobe suggested (depmod first when modules.dep lacks
+#    it); stats reports each
 #    extension as not loaded and succeeds, unprotect with nothing installed
 #    succeeds, version needs nothing; set restore --check validates a file
 #    without the module (0; an invalid line: 1, naming it);
@@ -55,20 +62,63 @@ nfg_expect_exit 2 '^nfguard: protect: --bogus' nfguard protect --bogus
 nfg_expect_exit 2 '^nfguard: unprotect: unexpected argument "x"' nfguard unprotect x
 
 # ---- no module loaded ------------------------------------------------------------
-nfg_expect_exit 3 '^nfguard: .*kernel module xt_rangeset is not loaded' nfguard set list
-nfg_expect_exit 3 '^nfguard: .*kernel module xt_rangeset is not loaded' nfguard set create s ipv4
-nfg_expect_exit 3 '^nfguard: kconnlimit list: the xt_kconnlimit kernel module is not loaded' nfguard kconnlimit list
-nfg_expect_exit 3 '^nfguard: kconnlimit top: the xt_kconnlimit kernel module is not loaded' nfguard kconnlimit top
-nfg_expect_exit 3 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie stats
-nfg_expect_exit 3 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie allowlist list
-nfg_expect_exit 3 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie secret rotate
+rel=$(uname -r)
+rel_re=${rel//./\\.}
+rel_re=${rel_re//+/\\+}
+nomod="the running kernel $rel_re has no"
+nfg_expect_exit 3 "^nfguard: list: $nomod xt_rangeset module: nfguard's modules are not built for it \\(none in /lib/modules/$rel_re/updates/dkms, updates/nfguard or extra\\)$" nfguard set list
+nfg_expect_exit 3 "^nfguard: create s: $nomod xt_rangeset module" nfguard set create s ipv4
+nfg_expect_exit 3 "^nfguard: kconnlimit list: $nomod xt_kconnlimit module" nfguard kconnlimit list
+nfg_expect_exit 3 "^nfguard: kconnlimit top: $nomod xt_kconnlimit module" nfguard kconnlimit top
+nfg_expect_exit 3 "^nfguard: syncookie: $nomod xt_SYNCOOKIE module" nfguard syncookie stats
+nfg_expect_exit 3 "^nfguard: syncookie: $nomod xt_SYNCOOKIE module" nfguard syncookie allowlist list
+nfg_expect_exit 3 "^nfguard: syncookie: $nomod xt_SYNCOOKIE module" nfguard syncookie secret rotate
+# the whole diagnosis, and no modprobe that cannot work
+out=$(nfguard rtcache stats 2>&1) && nfg_fail "rtcache stats without a module succeeded"
+nfg_assert_match "^nfguard: rtcache: $nomod xt_RTCACHE module" "$out" "rtcache without a module"
+nfg_assert_match "^  nfguard's modules are installed for no kernel \\(in /lib/modules\\)$" "$out" "kernels with modules"
+command -v dkms >/dev/null ||
+	nfg_assert_match "^  dkms is not installed \\(the nfguard-dkms package builds nfguard's modules for each kernel\\)$" "$out" "no dkms"
+[ -e "/lib/modules/$rel/build" ] ||
+	nfg_assert_match "^  no headers for $rel_re \\(/lib/modules/$rel_re/build\\): apt-get install linux-headers-$rel_re" "$out" "no headers"
+nfg_assert_match "^  supported kernels: 6\\.1 and later" "$out" "supported kernels"
+printf '%s\n' "$out" | grep -q modprobe && nfg_fail "suggests a modprobe that cannot work: $out"
+# a fake modules tree (other kernels have modules) and a fake dkms
+mods=$NFG_WORK/mods
+mkdir -p "$mods/6.1.0-1-amd64/updates/dkms" "$mods/6.12.9+deb12-amd64/extra" "$mods/$rel/kernel" "$NFG_WORK/bin"
+: >"$mods/6.1.0-1-amd64/updates/dkms/xt_RTCACHE.ko.xz"
+: >"$mods/6.12.9+deb12-amd64/extra/xt_RTCACHE.ko"
+printf '#!/bin/sh\n[ "$*" = "status -m nfguard" ] || exit 9\necho "nfguard/9.9, 6.1.0-1-amd64, x86_64: installed"\necho "nfguard/9.9: added"\n' \
+	>"$NFG_WORK/bin/dkms"
+chmod +x "$NFG_WORK/bin/dkms"
+out=$(NFGUARD_MODULES_DIR=$mods PATH=$NFG_WORK/bin:$PATH nfguard rtcache stats 2>&1) &&
+	nfg_fail "rtcache stats without a module succeeded"
+nfg_assert_match "^nfguard: rtcache: $nomod xt_RTCACHE module: nfguard's modules are not built for it \\(none in $mods/$rel_re/updates/dkms, updates/nfguard or extra\\)$" "$out" "fake tree"
+nfg_assert_match "^  nfguard's modules are installed for: 6\\.1\\.0-1-amd64, 6\\.12\\.9\\+deb12-amd64$" "$out" "fake tree: kernels"
+nfg_assert_match "^  dkms status: nfguard/9\\.9, 6\\.1\\.0-1-amd64, x86_64: installed$" "$out" "fake dkms"
+nfg_assert_match "^  dkms status: nfguard/9\\.9: added$" "$out" "fake dkms"
+nfg_assert_match "^  no headers for $rel_re \\($mods/$rel_re/build\\): apt-get install linux-headers-$rel_re, then dkms autoinstall -k $rel_re$" "$out" "fake tree: headers"
+printf '%s\n' "$out" | grep -q modprobe && nfg_fail "fake tree: suggests a modprobe that cannot work: $out"
+# headers present: dkms can build
+ln -s / "$mods/$rel/build"
+out=$(NFGUARD_MODULES_DIR=$mods PATH=$NFG_WORK/bin:$PATH nfguard rtcache stats 2>&1) &&
+	nfg_fail "rtcache stats without a module succeeded"
+nfg_assert_match "^  headers for $rel_re are installed: dkms autoinstall -k $rel_re builds the modules \\(its make\\.log says why if it fails\\)$" "$out" "fake tree: headers present"
+# installed for the running kernel but not loaded: modprobe, after depmod when modules.dep lacks it
+mkdir -p "$mods/$rel/updates/dkms"
+: >"$mods/$rel/updates/dkms/xt_RTCACHE.ko.xz"
+: >"$mods/$rel/modules.dep"
+nfg_expect_exit 3 "^nfguard: rtcache: the xt_RTCACHE kernel module is installed for $rel_re \\(updates/dkms/xt_RTCACHE\\.ko\\.xz\\) but not loaded, and modules\\.dep does not list it: depmod $rel_re, then modprobe xt_RTCACHE$" \
+	env NFGUARD_MODULES_DIR="$mods" nfguard rtcache stats
+printf 'kernel/net/x.ko:\nupdates/dkms/xt_RTCACHE.ko.xz: kernel/net/netfilter/nf_conntrack.ko.xz\n' >"$mods/$rel/modules.dep"
+nfg_expect_exit 3 "^nfguard: rtcache: the xt_RTCACHE kernel module is installed for $rel_re \\(updates/dkms/xt_RTCACHE\\.ko\\.xz\\) but not loaded: modprobe xt_RTCACHE \\(its error, or dmesg, says why it does not load\\)$" \
+	env NFGUARD_MODULES_DIR="$mods" nfguard rtcache stats
 # a bad address is named as such before the module is looked for
 nfg_expect_exit 2 '^nfguard: syncookie allowlist add: expected ADDR\[/PREFIX\], got "10\.0\.0\.300"' \
 	nfguard syncookie allowlist add 10.0.0.300
 nfg_expect_exit 2 '^nfguard: syncookie allowlist del: unexpected "timeout"' nfguard syncookie allowlist del 10.0.0.1 timeout 5
-nfg_expect_exit 3 '^nfguard: syncookie: the xt_SYNCOOKIE kernel module is not loaded' nfguard syncookie allowlist add 10.0.0.1
-nfg_expect_exit 3 '^nfguard: rtcache: the xt_RTCACHE kernel module is not loaded$' nfguard rtcache stats
-nfg_expect_exit 3 '^nfguard: rtcache: the xt_RTCACHE kernel module is not loaded$' nfguard rtcache flush
+nfg_expect_exit 3 "^nfguard: syncookie: $nomod xt_SYNCOOKIE module" nfguard syncookie allowlist add 10.0.0.1
+nfg_expect_exit 3 "^nfguard: rtcache: $nomod xt_RTCACHE module" nfguard rtcache flush
 nfg_expect_exit 3 '^nfguard: protect: kernel module xt_rangeset is not loaded' nfguard protect --blocklist bl
 nfg_expect_exit 3 '^nfguard: protect: kernel module xt_RTCACHE is not loaded' nfguard protect --rtcache
 out=$(nfguard stats 2>&1) || nfg_fail "stats without modules: exit $?"
