@@ -34,6 +34,18 @@
 #               version N, in modules.dep; plugins load in iptables-legacy
 #               from the system xtables libdir and carry version N; nfguard
 #               --version; a program builds and runs against libnfguard-dev
+#   relations   nfguard N Recommends nfguard-dkms (= N) and Breaks every
+#               other version of it (they share the kernel ABI)
+#   abort       dpkg -i of N+1 whose nfguard-dkms cannot be unpacked (a file
+#               of it belongs to another package): dpkg fails, N's postinst
+#               abort-upgrade runs, nfguard-dkms N stays "ii", registered
+#               with DKMS and its modules installed, nothing kept aside
+#   failed      dpkg -i of N+1 while the newest kernel's build fails (its
+#               build link points to a tree whose make fails): dpkg exits
+#               non-zero, nfguard-dkms is half-configured, N stays
+#               installed for that kernel (modules of version N, in
+#               modules.dep); then the tree is fixed and `dpkg --configure
+#               -a` succeeds
 #   upgrade     dpkg -i of N+1 (same tree, bumped version): DKMS state of N
 #               gone, the postinst rebuilt the modules (in this chroot,
 #               where the running kernel is the host's, dkms's
@@ -369,15 +381,69 @@ if [ -n "$chroot_ok" ]; then
 else bad "no chroot"; fi
 report "install: $ver, postinst builds $kabis, skips 5.10.0-fake, survives a failed build; plugins, CLI, library, persistence files"
 
+# ------------------------------------------------------------- relations --
+f=$(ls "$debs_n"/nfguard_"${ver}"_*.deb 2>/dev/null | head -n 1)
+if [ -n "$f" ]; then
+	dpkg-deb -f "$f" Recommends | grep -qF "nfguard-dkms (= $ver)" ||
+		bad "nfguard does not recommend nfguard-dkms (= $ver): $(dpkg-deb -f "$f" Recommends)"
+	[ "$(dpkg-deb -f "$f" Breaks)" = "nfguard-dkms (<< $ver), nfguard-dkms (>> $ver)" ] ||
+		bad "nfguard's Breaks is '$(dpkg-deb -f "$f" Breaks)'"
+else bad "no nfguard .deb"; fi
+report "relations: nfguard $ver recommends nfguard-dkms (= $ver) and breaks every other version"
+
 # ---------------------------------------------------------------- upgrade --
 if [ -n "$chroot_ok" ]; then
 	rm -rf "$root/lib/modules/5.10.0-fake" "$root/lib/modules/6.12.999-fake" \
 		"$root/usr/src/linux-5.10.0-fake" "$root/usr/src/linux-6.12.999-fake"
 	debs=$(debs_of "$up")
-	R dpkg -i $debs >"$logs/upgrade.log" 2>&1 || bad "dpkg -i $up exits $? (build/package/upgrade.log)"
+	# abort-upgrade: a package that owns a file of nfguard-dkms N+1
+	mkdir -p "$root/tmp/conflict/DEBIAN" "$root/tmp/conflict/usr/src/nfguard-$up"
+	printf 'Package: nfguard-conflict\nVersion: 1\nArchitecture: all\nMaintainer: x <x@example.org>\nDescription: test\n' \
+		>"$root/tmp/conflict/DEBIAN/control"
+	: >"$root/tmp/conflict/usr/src/nfguard-$up/dkms.conf"
+	R dpkg-deb -b /tmp/conflict /tmp/conflict.deb >"$logs/abort.log" 2>&1 && R dpkg -i /tmp/conflict.deb >>"$logs/abort.log" 2>&1 ||
+		bad "cannot install the conflicting package (build/package/abort.log)"
+	R dpkg -i $debs >>"$logs/abort.log" 2>&1 && bad "dpkg -i $up succeeded although nfguard-dkms cannot be unpacked"
+	st=$(R dpkg-query -W -f='${db:Status-Abbrev}${Version}' nfguard-dkms 2>/dev/null)
+	[ "$st" = "ii $ver" ] || bad "after the aborted upgrade nfguard-dkms is '$st', expected 'ii $ver'"
+	for k in $kabis; do
+		R dkms status -m nfguard -v "$ver" -k "$k" 2>/dev/null | grep -q ': installed' ||
+			bad "$k: nfguard $ver not installed in DKMS after the aborted upgrade"
+	done
+	[ -e "$root/var/lib/nfguard-dkms" ] && bad "/var/lib/nfguard-dkms left after the aborted upgrade"
+	check_modules "$ver"
+	R dpkg --purge nfguard-conflict >>"$logs/abort.log" 2>&1 || bad "cannot remove the conflicting package"
+	report "abort: an upgrade that cannot unpack nfguard-dkms $up fails; $ver stays installed, registered, its modules in place"
+
+	# a build of N+1 that fails for the newest kernel
+	mkdir -p "$root/usr/src/linux-fails"
+	cp "$(kdir_of $newest)/.config" "$root/usr/src/linux-fails/.config"
+	printf '%%:\n\t@echo "this build fails on purpose" >&2; exit 1\n' >"$root/usr/src/linux-fails/Makefile"
+	mkdir -p "$root/usr/src/linux-fails/include"
+	ln -sfn /usr/src/linux-fails "$root/lib/modules/$newest/build"
+	R dpkg -i $debs >"$logs/upgrade-failed.log" 2>&1 && bad "dpkg -i $up exits 0 although the $newest build failed"
+	grep -q "nfguard-dkms: ERROR: building the nfguard $up modules failed for $newest;" "$logs/upgrade-failed.log" ||
+		bad "no error naming $newest (build/package/upgrade-failed.log)"
+	st=$(R dpkg-query -W -f='${db:Status-Abbrev}${Version}' nfguard-dkms 2>/dev/null)
+	[ "$st" = "iF $up" ] || bad "nfguard-dkms is '$st' after the failed build, expected 'iF $up' (half-configured)"
+	save_dkms_logs failed
+	sv=$kabis kabis=$newest
+	check_modules "$ver"
+	kabis=$sv
+	for k in $kabis; do
+		[ "$k" = "$newest" ] && continue
+		f=/lib/modules/$k/updates/dkms/xt_rangeset.ko
+		[ -f "$root$f" ] || f=$f.xz
+		[ "$(R modinfo -F version "$f" 2>/dev/null)" = "$up" ] || bad "$k: xt_rangeset is not $up after the upgrade that failed only for $newest"
+	done
+	ln -sfn "$(kdir_of $newest)" "$root/lib/modules/$newest/build"
+	rm -rf "$root/usr/src/linux-fails"
+	R dpkg --configure -a >"$logs/upgrade.log" 2>&1 || bad "dpkg --configure -a exits $? (build/package/upgrade.log)"
+	report "failed: the $up build failing for $newest: dpkg fails, $ver's modules stay there; dpkg --configure -a then succeeds"
 	check_status "$up"
 	[ -e "$root/var/lib/dkms/nfguard/$ver" ] && bad "/var/lib/dkms/nfguard/$ver left after the upgrade"
 	[ -e "$root/usr/src/nfguard-$ver" ] && bad "/usr/src/nfguard-$ver left after the upgrade"
+	[ -e "$root/var/lib/nfguard-dkms" ] && bad "/var/lib/nfguard-dkms left after the upgrade"
 	for k in $kabis; do
 		[ "$k" = "$newest" ] && continue
 		R dkms build -m nfguard -v "$up" -k "$k" --kernelsourcedir "$(kdir_of $k)" >"$logs/dkms-build-$k.log" 2>&1 ||
