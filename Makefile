@@ -160,17 +160,27 @@ test-bins: $(TEST_BINS)
 
 # --- man pages ----------------------------------------------------------------
 
-MAN_FRAGS := $(sort $(wildcard man/*.man))
+# man/NAME.man: match NAME; man/NAME-target.man and the targets' fragments
+# (syncookie.man, rtcache.man): target NAME, shown in capitals.
+MAN_TARGET_FRAGS := $(sort $(wildcard man/*-target.man) $(wildcard man/syncookie.man man/rtcache.man))
+MAN_MATCH_FRAGS := $(filter-out $(MAN_TARGET_FRAGS),$(sort $(wildcard man/*.man)))
+MAN_FRAGS := $(MAN_MATCH_FRAGS) $(MAN_TARGET_FRAGS)
 MAN_PAGES := $(B)/man/nfguard-extensions.8 $(if $(wildcard man/nfguard.8),$(B)/man/nfguard.8)
 man: $(MAN_PAGES)
 
-$(B)/man/nfguard-extensions.8: man/nfguard-extensions.8.in $(MAN_FRAGS)
-	@mkdir -p $(@D)
-	./man/assemble.sh man/nfguard-extensions.8.in $(MAN_FRAGS) > $@
+# The installed paths of this configuration, "-" escaped for roff.
+roffpath = $(subst -,\\-,$(1))
+MAN_SUBST = sed -e 's|@datarootdir@|$(call roffpath,$(datarootdir))|g' \
+	-e 's|@XTLIBDIR@|$(call roffpath,$(XTLIBDIR))|g' -e 's|@VERSION@|$(NFG_VERSION)|g'
 
-$(B)/man/nfguard.8: man/nfguard.8
+$(B)/man/nfguard-extensions.8: man/nfguard-extensions.8.in man/assemble.sh $(MAN_FRAGS) $(B)/config.mk
 	@mkdir -p $(@D)
-	cp $< $@
+	./man/assemble.sh man/nfguard-extensions.8.in --matches $(MAN_MATCH_FRAGS) \
+		--targets $(MAN_TARGET_FRAGS) | $(MAN_SUBST) > $@.tmp && mv $@.tmp $@
+
+$(B)/man/nfguard.8: man/nfguard.8 $(B)/config.mk
+	@mkdir -p $(@D)
+	$(MAN_SUBST) $< > $@
 
 # --- install ------------------------------------------------------------------
 

@@ -204,6 +204,32 @@ for m in $manpages; do
 	report "install: man page $mandir/man8/$m found by man -w, renders without warnings"
 done
 
+# The pages name the paths of this installation (substituted by the man
+# rule), no placeholder is left; nfguard-extensions(8) has a MATCH and a
+# TARGET section (targets in capitals), -j TARGET in its SYNOPSIS, and its
+# SYNCOOKIE example reads the cluster secret from a file.
+ext=$stage$mandir/man8/nfguard-extensions.8 cli8=$stage$mandir/man8/nfguard.8
+roffpath() { sed 's/-/\\-/g' <<<"$1"; }
+if [ -f "$ext" ] && [ -f "$cli8" ]; then
+	left=$(grep -ho '@[A-Za-z_]*@' "$ext" "$cli8" | sort -u | tr '\n' ' ')
+	[ -z "$left" ] || bad "placeholders left in the man pages: $left"
+	for f in "$ext" "$cli8"; do
+		grep -qF "$(roffpath "$datarootdir/nfguard/nfguard-stats.schema.json")" "$f" ||
+			bad "${f##*/} does not name $datarootdir/nfguard/nfguard-stats.schema.json"
+	done
+	[ "$datarootdir" = /usr/local/share ] || ! grep -q '/usr/local/share' "$ext" "$cli8" ||
+		bad "a man page names /usr/local/share although datarootdir is $datarootdir"
+	grep -qF "$(roffpath "$xtlibdir")/libxt_" "$ext" || bad "nfguard-extensions.8 does not name the plugins under $xtlibdir"
+	layout=$(awk '/^\.SH /{sh=substr($0,5)} /^\.SS /{print sh ": " substr($0,5)}' "$ext" | tr '\n' ';')
+	[ "$layout" = "MATCH EXTENSIONS: kconnlimit;MATCH EXTENSIONS: rangeset;TARGET EXTENSIONS: RANGESET;TARGET EXTENSIONS: RTCACHE;TARGET EXTENSIONS: SYNCOOKIE;" ] ||
+		bad "nfguard-extensions.8 sections: $layout"
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ext" | grep -q 'fB\\-j\\fP \\fItarget\\fP' ||
+		bad "nfguard-extensions.8: no -j target in SYNOPSIS"
+	grep -q 'secret set \\-f ' "$ext" || bad "nfguard-extensions.8: the SYNCOOKIE example does not read the secret from a file"
+	! grep -qE 'secret set [0-9a-f]{32}' "$ext" || bad "nfguard-extensions.8: a secret on a command line"
+else bad "no installed man pages"; fi
+report "install: man pages name this installation's paths; nfguard-extensions(8) has MATCH and TARGET sections, -j in SYNOPSIS, the secret from a file"
+
 # ------------------------------------------------------------- libnfguard --
 so=$stage$libdir/libnfguard.so.1.0.0
 hdr=$stage$includedir/libnfguard.h
