@@ -159,7 +159,8 @@ exec unshare --mount --propagation private -- sh -eu -c '
 root=$1 cwd=$2 binds=$3 lack=$4 extra=$5
 shift 5
 for d in $lack; do
-	mount -t overlay nfg-scripts -o "lowerdir=$extra:$d" "$d"
+	mount -t overlay nfg-scripts -o "lowerdir=$extra:$d" "$d" ||
+		echo "kbuild-chroot: no checker-valid.sh overlay on $d: C=1/C=2 will not run sparse" >&2
 done
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
