@@ -58,7 +58,7 @@ pick_kernel() { # $1 = apt-cache function, $2 = regex of the ABI; prints the new
 PKGS="build-essential autoconf automake pkg-config gcc gcc-12 make kmod cpio xz-utils zstd
 libxtables-dev libmnl-dev libnftnl-dev iptables nftables ipset conntrack
 qemu-system-x86 busybox-static iproute2 iputils-ping iperf3 socat curl hping3
-netsniff-ng tcpdump ethtool python3 sparse libelf-dev libelf1 libssl3 bc man-db groff procps"
+netsniff-ng tcpdump ethtool python3 sparse patch libelf-dev libelf1 libssl3 bc man-db groff procps"
 for f in "$top"/tests/deps.d/*.txt; do
 	[ -f "$f" ] || continue
 	PKGS="$PKGS $(sed 's/#.*//' "$f")"
@@ -143,7 +143,9 @@ done
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $PKGS $need
 # The chroot the backports kernel's modules build in: what its headers need
-# (gcc-14-for-host, pahole, trixie's libc, libelf and libssl) + make, sparse.
+# (gcc-14-for-host, pahole, trixie's libc, libelf and libssl) + make, sparse
+# (rebuilt from its upstream tarball with tests/sparse/linux-7.patch when the
+# suite's cannot check the newest kernel's headers: kbuild-chroot.sh).
 # shellcheck disable=SC2086
 "$top"/tests/kbuild-chroot.sh --make "$bpo_suite" $bpo_need
 
