@@ -34,7 +34,11 @@
 # Each report alternates its rulesets in every round (A B C A B C ...) and
 # gives medians and the overhead above the floor of the same boot.
 # 8 rounds unless NFB_ROUNDS says otherwise (the floor wandered with 5).
-: "${NFB_ROUNDS:=8}"
+# NFB_RS_PARTS (default "lookup adds 10000 100000") narrows the run to some
+# of the reports (a wrapper case that exports it and execs this one: run.sh
+# passes only its own knobs).
+: "${NFB_ROUNDS:=8}" "${NFB_RS_PARTS:=lookup adds 10000 100000}"
+rs_part() { case " $NFB_RS_PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 # shellcheck source=tests/bench/lib.sh
 . "$NFG_TOP/tests/bench/lib.sh"
 
@@ -59,11 +63,13 @@ rx_pkts() {
 }
 mark() { rx_pkts; RS_RX0=$RXP; }
 chk_l4() { [ "$NFB_L4" -eq 0 ] || { nfg_log "packets reached L4"; return 1; }; }
+rs_floor() { ipt_raw -j DROP && mark; }
 
 # ------------------------------------------------------------------ data
 RS_DATA=$NFG_WORK/data
 python3 "$NFG_TOP/tests/bench/rangeset-gen.py" -n "$RS_COUNT" "$RS_DATA" >/dev/null ||
 	nfg_fail "rangeset-gen.py failed"
+if rs_part lookup; then
 for s in nfb nfbd; do
 	nfb_rx nfguard set create $s ipv4 maxelem 1000000 &&
 		nfb_rx nfguard set add $s -f "$RS_DATA/cidrs.txt" || nfg_fail "load $s"
@@ -84,7 +90,6 @@ nfg__wait_exact 30 eval '[ "$(hdr nfbd Dynamic)" = 0 ]' || nfg_fail "nfbd: entri
 nfg_log "nfbd: $(hdr nfbd Ranges) ranges after $(hdr nfbd 'Packet adds') packet-path adds"
 nfb_metric dyn-ranges "$(hdr nfbd Ranges)" ranges "nfbd: 100k prefixes + packet-path adds, folded"
 
-rs_floor() { ipt_raw -j DROP && mark; }
 rs_lookup() { ipt_raw -m rangeset --match-set nfb src -j DROP && ipt_raw -j DROP && mark; }
 rs_lookup_dyn() { ipt_raw -m rangeset --match-set nfbd src -j DROP && ipt_raw -j DROP && mark; }
 nfb_ruleset floor rs_floor --floor --check chk_l4 --desc "raw PREROUTING -i rx0 -j DROP (iptables-legacy)"
@@ -93,6 +98,7 @@ nfb_ruleset rangeset rs_lookup --check chk_l4 \
 nfb_ruleset rangeset-dyn rs_lookup_dyn --check chk_l4 \
 	--desc "the same on nfbd: $RS_COUNT prefixes + >= $RS_DYN packet-path adds"
 nfb_run rangeset-target-lookup --ratio rangeset-dyn/rangeset
+fi
 
 # ------------------------------------------------------------------ adds
 nfb_rx nfguard set create add ipv4 maxelem 16000000 || nfg_fail "create add"
@@ -124,10 +130,13 @@ nfb_ruleset rangeset-add rs_add --clear clr_add --check chk_add \
 	--desc "-j RANGESET --add-set add src --timeout 600; -j DROP (every packet a new address)"
 nfb_ruleset ipset-add rs_ipadd --clear clr_ipadd --check chk_ipadd \
 	--desc "-j SET --add-set ipadd src --timeout 600 (hash:ip timeout); -j DROP"
-nfb_run rangeset-target-adds --ratio rangeset-add/ipset-add
+rs_part adds && nfb_run rangeset-target-adds --ratio rangeset-add/ipset-add
+nfb_ruleset_forget() { NFB_NAMES=() NFB_FLOOR=''; NFB_APPLY=() NFB_CLEAR=() NFB_CHECK=() NFB_DESC=(); }
+rs_part adds || nfb_ruleset_forget
 
 # ------------------------------------------------------- adds at a set size
 for size in 10000 100000; do
+	rs_part $size || continue
 	head -n $size "$RS_DATA/cidrs.txt" >"$NFG_WORK/cidrs.$size"
 	nfb_rx nfguard set create add$size ipv4 maxelem 16000000 || nfg_fail "create add$size"
 	eval "rs_add$size() { ipt_raw -j RANGESET --add-set add$size src --timeout 600 && ipt_raw -j DROP && mark; }"
