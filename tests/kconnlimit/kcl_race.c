@@ -52,12 +52,35 @@
  * writes, went up) and three clock ticks later; once both are decided, a
  * third, while the first is still open. Prints "verdicts XYZ" (1
  * connected, 0 refused).
+ *
+ *   nfg-kcl-race strict SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT UPORT LIMIT BASE
+ *
+ * Exact counts at every packet, against the client's own model (no settle
+ * time, no clock tick between events; tests/vm/cases/kconnlimit_exact.sh).
+ * Six sources, 10.0.1.(20 + BASE + i) and fd00:1::(20 + BASE + i) for i <
+ * 3 (the caller adds them, and 10.0.2.10 / fd00:2::10 on the server), each
+ * its own key of a rule table that the server's mangle INPUT shares
+ * between a TCP rule and a UDP rule ("--kconnlimit-above LIMIT
+ * --kconnlimit-name X -j TOS --set-tos 0x04", no --syn: every packet of the
+ * connections, resets included, passes it). Each source holds one UDP
+ * flow to UPORT (made at the start, so it is one live connection of its
+ * key) and a random number of TCP connections to PORT: an event opens one
+ * (half of the time from the source port of its last closed connection:
+ * conntrack replaces the closed entry) or closes one (a reset, or a FIN
+ * exchange that the client waits through until conntrack saw the last
+ * ACK), and is followed at once by a probe: a UDP datagram of the flow.
+ * Each SYN and each probe carries the rule's verdict in its TOS byte
+ * (the server reads the SYN's with TCP_SAVED_SYN, the probe's with
+ * IP_RECVTOS / IPV6_RECVTCLASS), which must be the model's: the key's
+ * live connections (the SYN's own and the UDP flow included) above LIMIT.
+ * Prints "checked N wrong W" and one line per wrong verdict; exit 1 if W.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -468,6 +491,239 @@ static int queued(int argc, char **argv)
 	return 0;
 }
 
+/* ---- strict: exact counts against the client's model ---- */
+
+#define SSRC	6	/* sources per process: 3 IPv4, 3 IPv6 */
+#define SMAX	8	/* TCP connections per source, at most */
+#define TOS_OVER	0x04	/* what the rules write for "over the limit" */
+
+struct ssrc {
+	int v6, ufd, n, lastport;
+	struct sockaddr_storage a;
+	socklen_t alen;
+	struct conn c[SMAX];
+	int port[SMAX];
+};
+
+static struct ssrc ss_[SSRC];
+static int s_lfd[2], s_ufd[2];	/* server: TCP listeners, UDP sockets */
+static int s_limit, s_port;
+static unsigned int s_checked, s_wrong;
+
+static void s_addr(int v6, int host, int port, struct sockaddr_storage *st,
+		   socklen_t *len)
+{
+	char a[64];
+
+	if (v6)
+		snprintf(a, sizeof(a), host < 0 ? "fd00:2::10" : "fd00:1::%d", host);
+	else
+		snprintf(a, sizeof(a), host < 0 ? "10.0.2.10" : "10.0.1.%d", host);
+	dst_addr(a, port, st, len);
+}
+
+static void s_verdict(const char *what, int s, int got, int want)
+{
+	s_checked++;
+	if (got == want)
+		return;
+	s_wrong++;
+	printf("wrong: %s from source %d (IPv%d, %d TCP + 1 UDP live, limit %d): rule said %s\n",
+	       what, s, ss_[s].v6 ? 6 : 4, ss_[s].n, s_limit, got ? "over" : "not over");
+}
+
+/* The TOS (traffic class) byte of a saved SYN. */
+static int syn_tos(int fd, int v6)
+{
+	unsigned char b[512];
+	socklen_t len = sizeof(b);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_SAVED_SYN, b, &len) || len < 2)
+		die("TCP_SAVED_SYN");
+	if (v6)
+		return ((b[0] & 0x0f) << 4) | (b[1] >> 4);
+	return b[1];
+}
+
+/* Open one more connection from source @s (its last port again if @reuse). */
+static void s_open(int s, int reuse)
+{
+	struct ssrc *x = &ss_[s];
+	struct sockaddr_storage d;
+	socklen_t dl;
+	int fd, want, port = reuse ? x->lastport : 0;
+	struct conn *k = &x->c[x->n];
+
+	fd = tcp_socket(x->v6, 0);
+	if (port) {
+		if (x->v6)
+			((struct sockaddr_in6 *)&x->a)->sin6_port = htons(port);
+		else
+			((struct sockaddr_in *)&x->a)->sin_port = htons(port);
+	}
+	if (bind(fd, (struct sockaddr *)&x->a, x->alen))
+		die("bind (strict)");
+	((struct sockaddr_in *)&x->a)->sin_port = 0;
+	s_addr(x->v6, -1, s_port, &d, &dl);
+	if (connect(fd, (struct sockaddr *)&d, dl))
+		die("connect (strict)");
+	k->cfd = fd;
+	k->sfd = accept4(s_lfd[x->v6], NULL, NULL, SOCK_CLOEXEC);
+	if (k->sfd < 0)
+		die("accept (strict)");
+	x->port[x->n] = local_port(fd);
+	x->n++;
+	/* the SYN counted itself, the UDP flow and the live ones */
+	want = x->n + 1 > s_limit;
+	s_verdict(reuse ? "SYN (reused port)" : "SYN", s,
+		  (syn_tos(k->sfd, x->v6) & 0xfc) == TOS_OVER, want);
+}
+
+/* Close connection @i of source @s; returns once conntrack saw its end. */
+static void s_close(int s, int i, int rst)
+{
+	struct ssrc *x = &ss_[s];
+	struct conn *k = &x->c[i];
+	struct tcp_info ti;
+	socklen_t len;
+	char c;
+	int n;
+
+	x->lastport = x->port[i];
+	if (rst) {
+		reset_conn(k);
+	} else {
+		close(k->sfd);
+		if (recv(k->cfd, &c, 1, 0) != 0)
+			die("wait for the server's FIN (strict)");
+		shutdown(k->cfd, SHUT_WR);
+		/* closed once the server's last ACK (TIME_WAIT) came back */
+		for (n = 0;; n++) {
+			len = sizeof(ti);
+			if (getsockopt(k->cfd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+				die("TCP_INFO");
+			if (ti.tcpi_state == TCP_CLOSE)
+				break;
+			if (n > 200000)
+				die("the client never saw its FIN acknowledged");
+			usleep(50);
+		}
+		close(k->cfd);
+	}
+	x->n--;
+	x->c[i] = x->c[x->n];
+	x->port[i] = x->port[x->n];
+}
+
+/* A datagram of source @s's flow: its verdict must be the model's. */
+static void s_probe(int s, int check)
+{
+	struct ssrc *x = &ss_[s];
+	char cb[256], b[16];
+	struct iovec iov = { b, sizeof(b) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cb, .msg_controllen = sizeof(cb) };
+	struct pollfd p = { .fd = s_ufd[x->v6], .events = POLLIN };
+	struct cmsghdr *cm;
+	int tos = -1;
+
+	if (send(x->ufd, "p", 1, 0) != 1)
+		die("send (probe)");
+	if (poll(&p, 1, 10000) != 1)
+		die("the probe never arrived");
+	if (recvmsg(s_ufd[x->v6], &mh, 0) < 0)
+		die("recvmsg (probe)");
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS) ||
+		    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS))
+			tos = cm->cmsg_type == IP_TOS ? *(unsigned char *)CMSG_DATA(cm) :
+							*(int *)CMSG_DATA(cm);
+	if (tos < 0)
+		die("no TOS on the probe");
+	if (check)
+		s_verdict("probe", s, (tos & 0xfc) == TOS_OVER, x->n + 1 > s_limit);
+}
+
+static int strict(int argc, char **argv)
+{
+	unsigned int seed, events, e, opens = 0, reuses = 0, rsts = 0, fins = 0;
+	int v6, s, i, one = 1, base, uport;
+	struct sockaddr_storage st;
+	socklen_t len;
+
+	if (argc != 10)
+		return 2;
+	seed = strtoul(argv[2], NULL, 0);
+	events = strtoul(argv[3], NULL, 0);
+	s_port = atoi(argv[6]);
+	uport = atoi(argv[7]);
+	s_limit = atoi(argv[8]);
+	base = atoi(argv[9]);
+	srand(seed);
+
+	enter(argv[5]);
+	for (v6 = 0; v6 < 2; v6++) {
+		s_addr(v6, -1, s_port, &st, &len);
+		s_lfd[v6] = tcp_socket(v6, 0);
+		setsockopt(s_lfd[v6], IPPROTO_TCP, TCP_SAVE_SYN, &one, sizeof(one));
+		if (bind(s_lfd[v6], (struct sockaddr *)&st, len) || listen(s_lfd[v6], 16))
+			die("listen (strict)");
+		s_addr(v6, -1, uport, &st, &len);
+		s_ufd[v6] = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (v6)
+			setsockopt(s_ufd[v6], IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		else
+			setsockopt(s_ufd[v6], IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		if (s_ufd[v6] < 0 || bind(s_ufd[v6], (struct sockaddr *)&st, len))
+			die("bind udp (strict)");
+	}
+	enter(argv[4]);
+	for (s = 0; s < SSRC; s++) {
+		struct ssrc *x = &ss_[s];
+
+		x->v6 = s >= SSRC / 2;
+		s_addr(x->v6, 20 + base + s % (SSRC / 2), 0, &x->a, &x->alen);
+		x->ufd = socket(x->v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (x->ufd < 0 || bind(x->ufd, (struct sockaddr *)&x->a, x->alen))
+			die("bind udp client (strict)");
+		s_addr(x->v6, -1, uport, &st, &len);
+		if (connect(x->ufd, (struct sockaddr *)&st, len))
+			die("connect udp (strict)");
+		/* the flow's first datagram: one live connection of the key */
+		s_probe(s, 0);
+	}
+	for (s = 0; s < SSRC; s++)
+		s_probe(s, 1);
+
+	for (e = 0; e < events; e++) {
+		struct ssrc *x;
+
+		s = rand() % SSRC;
+		x = &ss_[s];
+		/* hover around the limit: one below to two above */
+		if (x->n == 0 || (x->n < SMAX && x->n < s_limit + 2 && (rand() & 1))) {
+			i = x->lastport && (rand() & 1);
+			s_open(s, i);
+			opens++;
+			reuses += i;
+			if (i)
+				x->lastport = 0;
+		} else {
+			i = rand() & 1;
+			s_close(s, rand() % x->n, i);
+			rsts += i;
+			fins += !i;
+		}
+		s_probe(s, 1);
+	}
+	for (s = 0; s < SSRC; s++)
+		while (ss_[s].n)
+			s_close(s, 0, 1);
+	printf("seed %u events %u opens %u (reused ports %u) resets %u fins %u checked %u wrong %u\n",
+	       seed, events, opens, reuses, rsts, fins, s_checked, s_wrong);
+	return s_wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int seed, events, e, opens = 0, rsts = 0, fins = 0, peak = 0;
@@ -481,6 +737,8 @@ int main(int argc, char **argv)
 		return reopen(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "queued"))
 		return queued(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "strict"))
+		return strict(argc, argv);
 	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "hold"))) {
 		fprintf(stderr, "usage: nfg-kcl-race SEED EVENTS CLIENT_NETNS SERVER_NETNS PORT [hold]\n");
 		return 2;
