@@ -381,10 +381,13 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 		return -EINVAL;
 	}
 	/*
-	 * raw runs before conntrack: no packet would carry a conntrack yet,
-	 * the rule would count nothing and never match.
+	 * Legacy raw runs before conntrack: no packet would carry a conntrack
+	 * yet, the rule would count nothing and never match. Under nft_compat
+	 * the name is the nft table's and says nothing about the chain's
+	 * priority (which checkentry cannot see): there a packet without a
+	 * conntrack is not remembered, as an untracked one.
 	 */
-	if (!strcmp(par->table, "raw")) {
+	if (!par->nft_compat && !strcmp(par->table, "raw")) {
 		pr_info_ratelimited("kconnlimit: not valid in the raw table (it runs before conntrack)\n");
 		return -EINVAL;
 	}

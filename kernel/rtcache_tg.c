@@ -575,7 +575,15 @@ static int nfg_rtc_tg_check(const struct xt_tgchk_param *par)
 		pr_info_ratelimited("RTCACHE: unknown flags 0x%x\n", info->flags);
 		return -EINVAL;
 	}
-	if (strcmp(par->table, "mangle") && strcmp(par->table, "filter")) {
+	/*
+	 * Legacy iptables: by the table's name. nft_compat passes the nft
+	 * table's name, which says little: any nft chain at FORWARD or INPUT
+	 * runs after conntrack attached the packet's entry in PREROUTING,
+	 * which is all RTCACHE needs; only "nat" is refused there too
+	 * (iptables-nft's nat chains see a connection's first packet alone).
+	 */
+	if (par->nft_compat ? !strcmp(par->table, "nat") :
+	    strcmp(par->table, "mangle") && strcmp(par->table, "filter")) {
 		pr_info_ratelimited("RTCACHE: only valid in the mangle or filter table, not %s\n",
 				    par->table);
 		return -EINVAL;

@@ -31,6 +31,7 @@ struct nfg_sc_stats {
 	u64	send_fail;	/* SYN-ACKs that could not be built or routed */
 	u64	sent_inplace;	/* of cookie_sent: the SYN rewritten in place */
 	u64	syn_resent;	/* proxy: SYNs to the server sent again */
+	u64	after_conntrack; /* passed: conntrack ran first (nft chain after it) */
 };
 
 #define NFG_SC_NSTATS	(sizeof(struct nfg_sc_stats) / sizeof(u64))

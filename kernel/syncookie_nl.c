@@ -304,7 +304,9 @@ static int nfg_sc_cmd_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, NFG_SC_A_MALFORMED, st.malformed, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_SEND_FAIL, st.send_fail, NFG_SC_A_PAD) ||
 	    nla_put_u64_64bit(msg, NFG_SC_A_SENT_INPLACE, st.sent_inplace, NFG_SC_A_PAD) ||
-	    nla_put_u64_64bit(msg, NFG_SC_A_SYN_RESENT, st.syn_resent, NFG_SC_A_PAD)) {
+	    nla_put_u64_64bit(msg, NFG_SC_A_SYN_RESENT, st.syn_resent, NFG_SC_A_PAD) ||
+	    nla_put_u64_64bit(msg, NFG_SC_A_AFTER_CONNTRACK, st.after_conntrack,
+			      NFG_SC_A_PAD)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -456,6 +458,7 @@ static int nfg_sc_proc_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "send_fail %llu\n", st.send_fail);
 	seq_printf(seq, "sent_inplace %llu\n", st.sent_inplace);
 	seq_printf(seq, "syn_resent %llu\n", st.syn_resent);
+	seq_printf(seq, "after_conntrack %llu\n", st.after_conntrack);
 	seq_printf(seq, "allowlist_entries %d\n", sn ? atomic_read(&sn->al.count) : 0);
 	seq_printf(seq, "allowlist_max %u\n", sn ? sn->al.max : nfg_sc_allowlist_max);
 	return 0;

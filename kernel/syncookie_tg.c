@@ -32,8 +32,15 @@
  * consumed and a SYN in the client's name goes to the server carrying
  * nf_synproxy_core's conntrack template, whose hooks then run the
  * connection SYNPROXY-style (see "Theory of operation", 5., in
- * syncookie_core.c). Packets that already carry a conntrack entry were
- * looped back by this host (its own SYN to a local server): passed.
+ * syncookie_core.c).
+ *
+ * Where: legacy iptables' raw table (checked by name), or any nft base
+ * chain at PREROUTING (nft_compat: the table's name says nothing, and
+ * checkentry sees neither the chain nor its priority). The target must run
+ * before conntrack: a packet that already carries a conntrack entry
+ * passes untouched (looped back by this host, e.g. its own SYN to a local
+ * server; or the rule sits in a chain after conntrack, priority above -200,
+ * counted in after_conntrack).
  */
 #include "nfg_compat.h"
 
@@ -710,15 +717,24 @@ static unsigned int nfg_sc_classify(struct nfg_sc_net *sn,
 /* ---- proxy mode ---- */
 
 /*
- * A packet that already has a conntrack entry in raw PREROUTING was looped
- * back by this host (e.g. its own SYN to a local server): not a client's.
+ * A packet that already has a conntrack entry ran conntrack before this
+ * target: looped back by this host (e.g. its own SYN to a local server,
+ * in on loopback), or the rule is in an nft chain after conntrack (only
+ * the priority tells, which checkentry cannot see). Either way it passes
+ * untouched; the second is counted (after_conntrack), not answered: a
+ * cookie there would not save the conntrack entry it exists to save.
  */
-static bool nfg_sc_looped(const struct sk_buff *skb)
+static bool nfg_sc_after_ct(struct nfg_sc_net *sn, const struct sk_buff *skb,
+			    const struct net_device *in)
 {
 	enum ip_conntrack_info ctinfo;
 	struct nf_conn *ct = nf_ct_get(skb, &ctinfo);
 
-	return ct && !nf_ct_is_template(ct);
+	if (!ct || nf_ct_is_template(ct))
+		return false;
+	if (!in || !(in->flags & IFF_LOOPBACK))
+		this_cpu_inc(sn->stats->after_conntrack);
+	return true;
 }
 
 /* The flow of a client's packet, as the cookie hashes it. */
@@ -1152,11 +1168,10 @@ static unsigned int syncookie_tg4(struct sk_buff *skb,
 	memset(p.saddr, 0, sizeof(p.saddr));
 	p.saddr[0] = (__force u32)iph->saddr;
 	p.family = NFPROTO_IPV4;
-	if (info->mode == XT_SYNCOOKIE_MODE_PROXY) {
-		if (nfg_sc_looped(skb))
-			return XT_CONTINUE;
+	if (nfg_sc_after_ct(sn, skb, in))
+		return XT_CONTINUE;
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY)
 		return nfg_sc_proxy(sn, info, net, in, skb, par, &p);
-	}
 	v = nfg_sc_classify(sn, info, skb, par, &p);
 	if (v == NFG_SC_DO_SYN) {
 		if (nfg_sc_get_opts(skb, &p, &c)) {
@@ -1214,11 +1229,10 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 	}
 	memcpy(p.saddr, &ip6h->saddr, sizeof(p.saddr));
 	p.family = NFPROTO_IPV6;
-	if (info->mode == XT_SYNCOOKIE_MODE_PROXY) {
-		if (nfg_sc_looped(skb))
-			return XT_CONTINUE;
+	if (nfg_sc_after_ct(sn, skb, in))
+		return XT_CONTINUE;
+	if (info->mode == XT_SYNCOOKIE_MODE_PROXY)
 		return nfg_sc_proxy(sn, info, net, in, skb, par, &p);
-	}
 	v = nfg_sc_classify(sn, info, skb, par, &p);
 	if (v == NFG_SC_DO_SYN) {
 		if (nfg_sc_get_opts(skb, &p, &c)) {
@@ -1313,7 +1327,12 @@ static int syncookie_tg_check(const struct xt_tgchk_param *par)
 	unsigned int maxlen = par->family == NFPROTO_IPV6 ? 128 : 32;
 	struct nfg_sc_net *sn;
 
-	if (strcmp(par->table, "raw")) {
+	/*
+	 * Legacy iptables: raw is the table before conntrack. nft_compat
+	 * passes the nft table's name, which says nothing about where its
+	 * chain runs: the packet path passes what conntrack saw first.
+	 */
+	if (!par->nft_compat && strcmp(par->table, "raw")) {
 		pr_info_ratelimited("SYNCOOKIE: only valid in the raw table, not %s\n",
 				    par->table);
 		return -EINVAL;
@@ -1375,7 +1394,6 @@ static struct xt_target syncookie_tg_reg[] __read_mostly = {
 		.name		= "SYNCOOKIE",
 		.revision	= 0,
 		.family		= NFPROTO_IPV4,
-		.table		= "raw",
 		.hooks		= 1 << NF_INET_PRE_ROUTING,
 		.proto		= IPPROTO_TCP,
 		.checkentry	= syncookie_tg_check,
@@ -1389,7 +1407,6 @@ static struct xt_target syncookie_tg_reg[] __read_mostly = {
 		.name		= "SYNCOOKIE",
 		.revision	= 0,
 		.family		= NFPROTO_IPV6,
-		.table		= "raw",
 		.hooks		= 1 << NF_INET_PRE_ROUTING,
 		.proto		= IPPROTO_TCP,
 		.checkentry	= syncookie_tg_check,

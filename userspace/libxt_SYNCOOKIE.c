@@ -8,9 +8,12 @@
  *
  * --mode proxy is the default. Values are checked here
  * and again in the kernel's checkentry. The table, chain and protocol are
- * checked here from the command line when iptables runs a single -A/-I/-R
- * (iptables-restore input is checked by the kernel: it refuses anything
- * but raw PREROUTING and -p tcp).
+ * checked here from the command line when iptables runs a single -A/-I/-R:
+ * iptables' tables have fixed priorities, and only raw's runs before
+ * conntrack, for iptables-nft too. iptables-restore input is checked by the
+ * kernel: legacy refuses anything but raw PREROUTING and -p tcp; through
+ * nft_compat it cannot tell the chain's priority and accepts any table
+ * (the packet path passes, and counts, packets conntrack saw first).
  *
  * save prints --mode always, the other options when set or not default.
  */

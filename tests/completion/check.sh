@@ -84,6 +84,7 @@ expect "--help --json --prometheus --watch" stats --
 expect "--json" stats --watch 5 --j
 expect "--dry-run" protect --d
 expect "--check" protect --ch
+expect "--json" protect --show --j
 expect "allow blocked blocked6" protect --syncookie tcp/80 --blocklist ''
 expect "--syncookie --syncookie-allowlist-mask --syncookie-allowlist-timeout --syncookie-mode --syncookie-mss --syncookie-sack-perm --syncookie-timestamp --syncookie-wscale" protect --sy
 expect "--syncookie-allowlist-mask --syncookie-allowlist-timeout" protect --syncookie tcp/80 --syncookie-a

@@ -778,6 +778,7 @@ static const struct fz_attrdesc sc_attrs[] = {
 	{ NFG_SC_A_SEND_FAIL,		K_U64, 0 },
 	{ NFG_SC_A_SENT_INPLACE,	K_U64, 0 },
 	{ NFG_SC_A_SYN_RESENT,		K_U64, 0 },
+	{ NFG_SC_A_AFTER_CONNTRACK,	K_U64, 0 },
 };
 
 /* One policy for every command: these four, the rest are reply-only. */

@@ -8,15 +8,19 @@
  *  - nft_compat only finds our matches/targets for the family of the table:
  *    they are registered for NFPROTO_IPV4/IPV6, an inet table asks for
  *    NFPROTO_INET and gets ENOENT (checked on 6.1 and 6.12). Hence ip + ip6.
- *  - nft_compat passes the nft table's name as the xtables table name, and
- *    the extensions check it as under iptables: SYNCOOKIE only in "raw",
- *    RTCACHE only in "mangle"/"filter", kconnlimit anywhere but "raw".
- *    So: table "nfguard" holds the blocklist and kconnlimit chains; SYNCOOKIE
- *    is our own base chain "nfguard-syncookie" in table "raw", RTCACHE our
- *    own base chain "nfguard-rtcache" in table "mangle". A raw/mangle table
- *    that protect had to create carries the comment OWNER and unprotect
- *    removes it once no other chain is left in it; otherwise only our chains
- *    go.
+ *  - Everything lives in table "nfguard" of each family, which protect
+ *    owns (comment OWNER): base chains at the priorities iptables gives its
+ *    tables: blocklist at prerouting -310, syncookie at prerouting -300
+ *    (raw's, before conntrack at -200), rtcache at forward -150 (mangle's),
+ *    kconnlimit's input/forward at 0 (filter's). Nothing of ours is inside
+ *    iptables-nft's raw/mangle tables, so an iptables-nft-restore of those
+ *    leaves the profile alone, and `nft list ruleset` reloads. The
+ *    extensions accept an nft chain whatever its table is called (they
+ *    check table names for legacy iptables only; SYNCOOKIE passes, and
+ *    counts, packets that met conntrack first).
+ *  - Upgrades: an older protect put SYNCOOKIE in raw "nfguard-syncookie"
+ *    and RTCACHE in mangle "nfguard-rtcache" (a raw/mangle table it had to
+ *    create carries the comment OWNER): protect and unprotect remove those.
  *
  * Idempotent: the batch deletes what a previous protect installed (found by
  * a dump first) and adds the profile again, so protect twice lists the same
@@ -57,8 +61,10 @@
 
 #define OWNER		"managed by nfguard protect"
 #define T_OURS		"nfguard"
-#define C_SC		"nfguard-syncookie"
-#define C_RTC		"nfguard-rtcache"
+#define C_SC		"syncookie"	/* in T_OURS */
+#define C_RTC		"rtcache"	/* in T_OURS */
+#define C_SC_OLD	"nfguard-syncookie"	/* older protect: in raw */
+#define C_RTC_OLD	"nfguard-rtcache"	/* older protect: in mangle */
 #define MAX_PORTS	64	/* per option, and --syncookie's together */
 #define MAX_KCL		16	/* --kconnlimit options */
 #define MAX_BL		16	/* --blocklist options */
@@ -100,7 +106,7 @@ struct state {
 	bool foreign;			/* a table nfguard protect did not create */
 	bool raw, mangle;		/* the tables exist */
 	bool raw_owned, mangle_owned;	/* ... created by protect */
-	bool sc_chain, rtc_chain;	/* our chains in them */
+	bool sc_chain, rtc_chain;	/* an older protect's chains in them */
 	unsigned int raw_chains, mangle_chains;	/* all chains in them */
 };
 
@@ -128,15 +134,15 @@ void usage_protect(FILE *f)
 		"                       [--kconnlimit LIMIT[/[MASK][,MASK6]] PROTO/PORTS]...\n"
 		"                       [--blocklist SET]... [--rtcache] [--dry-run]\n"
 		"       nfguard protect --check [-4|-6] PROFILE OPTIONS (as above)\n"
-		"       nfguard protect --show\n"
+		"       nfguard protect --show [--json]\n"
 		"       nfguard unprotect [--dry-run]\n"
 		"  SYNCOOKIE OPTIONS: --syncookie-mode proxy|local, --syncookie-mss N (88-65535),\n"
 		"  --syncookie-wscale N (0-14), --syncookie-sack-perm, --syncookie-timestamp,\n"
 		"  --syncookie-allowlist-timeout SECONDS (1-604800, default 300),\n"
 		"  --syncookie-allowlist-mask MASK[,MASK6] (default the whole address).\n"
 		"  Installs the profile (replacing a previous one) in one atomic nftables\n"
-		"  batch: tables ip/ip6 nfguard, chains nfguard-syncookie in ip/ip6 raw and\n"
-		"  nfguard-rtcache in ip/ip6 mangle; -4/-6: only the ip/ip6 rules (a single\n"
+		"  batch, in tables ip/ip6 nfguard of its own (base chains at the raw, mangle\n"
+		"  and filter priorities); -4/-6: only the ip/ip6 rules (a single\n"
 		"  MASK is then that family's; -6 takes a MASK6 of 33 or more, or ,MASK6).\n"
 		"  PORTS: 80,443; PROTO tcp or udp. Repeated options add up: every --kconnlimit\n"
 		"  is a limit of its own, --syncookie ports and --blocklist sets accumulate.\n"
@@ -574,10 +580,10 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	st += f == NFPROTO_IPV6;
 	if (!strcmp(tab, "raw")) {
 		st->raw_chains++;
-		st->sc_chain |= !strcmp(name, C_SC);
+		st->sc_chain |= !strcmp(name, C_SC_OLD);
 	} else if (!strcmp(tab, "mangle")) {
 		st->mangle_chains++;
-		st->rtc_chain |= !strcmp(name, C_RTC);
+		st->rtc_chain |= !strcmp(name, C_RTC_OLD);
 	}
 out:
 	if (c)
@@ -935,7 +941,7 @@ static void put_rule(struct bld *B, struct nftnl_rule *r)
 	nftnl_rule_free(r);
 }
 
-/* Remove what a previous protect installed in family @f (state @st). */
+/* Remove what a previous protect (this one or an older) installed in family @f. */
 static void remove_ours(struct bld *B, uint8_t f, const struct state *st)
 {
 	if (st->ours)
@@ -944,13 +950,13 @@ static void remove_ours(struct bld *B, uint8_t f, const struct state *st)
 		if (st->raw_owned && st->raw_chains == 1)
 			put_table(B, NFT_MSG_DELTABLE, f, "raw", false);
 		else
-			put_chain(B, NFT_MSG_DELCHAIN, f, "raw", C_SC, -1, 0);
+			put_chain(B, NFT_MSG_DELCHAIN, f, "raw", C_SC_OLD, -1, 0);
 	}
 	if (st->rtc_chain) {
 		if (st->mangle_owned && st->mangle_chains == 1)
 			put_table(B, NFT_MSG_DELTABLE, f, "mangle", false);
 		else
-			put_chain(B, NFT_MSG_DELCHAIN, f, "mangle", C_RTC, -1, 0);
+			put_chain(B, NFT_MSG_DELCHAIN, f, "mangle", C_RTC_OLD, -1, 0);
 	}
 }
 
@@ -962,8 +968,7 @@ static void kcl_chain(char *buf, size_t len, unsigned int k)
 		snprintf(buf, len, "kconnlimit");
 }
 
-static void install(struct bld *B, uint8_t f, const struct profile *p,
-		    const struct state *st)
+static void install(struct bld *B, uint8_t f, const struct profile *p)
 {
 	struct nfg_err e;
 	struct nftnl_rule *r;
@@ -1038,11 +1043,10 @@ static void install(struct bld *B, uint8_t f, const struct profile *p,
 
 		if (f == NFPROTO_IPV6)
 			sc.prefix = p->sc_prefix6;
-		/* created, or recreated after remove_ours() deleted it */
-		put_table(B, NFT_MSG_NEWTABLE, f, "raw", !st->raw || st->raw_owned);
-		put_chain(B, NFT_MSG_NEWCHAIN, f, "raw", C_SC, NF_INET_PRE_ROUTING, -300);
+		/* raw's priority: before conntrack (-200) */
+		put_chain(B, NFT_MSG_NEWCHAIN, f, T_OURS, C_SC, NF_INET_PRE_ROUTING, -300);
 		for (i = 0; i < p->sc_ports.n; i++) {
-			r = rule_new(f, "raw", C_SC);
+			r = rule_new(f, T_OURS, C_SC);
 			add_l4(r, IPPROTO_TCP, p->sc_ports.port[i], false);
 			if (add_x(B, r, nfg_nft_syncookie(nfg_fam(f), &sc, &e), &e))
 				put_rule(B, r);
@@ -1051,9 +1055,9 @@ static void install(struct bld *B, uint8_t f, const struct profile *p,
 		}
 	}
 	if (p->rtcache) {
-		put_table(B, NFT_MSG_NEWTABLE, f, "mangle", !st->mangle || st->mangle_owned);
-		put_chain(B, NFT_MSG_NEWCHAIN, f, "mangle", C_RTC, NF_INET_FORWARD, -150);
-		r = rule_new(f, "mangle", C_RTC);
+		/* mangle's priority */
+		put_chain(B, NFT_MSG_NEWCHAIN, f, T_OURS, C_RTC, NF_INET_FORWARD, -150);
+		r = rule_new(f, T_OURS, C_RTC);
 		if (add_x(B, r, nfg_nft_rtcache(nfg_fam(f), &e), &e))
 			put_rule(B, r);
 		else
@@ -1065,8 +1069,8 @@ static void install(struct bld *B, uint8_t f, const struct profile *p,
 
 static bool chain_is_ours(const char *table, const char *chain)
 {
-	return !strcmp(table, T_OURS) || (!strcmp(table, "raw") && !strcmp(chain, C_SC)) ||
-	       (!strcmp(table, "mangle") && !strcmp(chain, C_RTC));
+	return !strcmp(table, T_OURS) || (!strcmp(table, "raw") && !strcmp(chain, C_SC_OLD)) ||
+	       (!strcmp(table, "mangle") && !strcmp(chain, C_RTC_OLD));
 }
 
 /* lines of text */
@@ -1227,6 +1231,8 @@ struct recon {
 	unsigned int fams;
 	struct ports sc_ports;
 	char sc_opts[256];		/* --syncookie-* of the first SYNCOOKIE rule */
+	bool sc_local, sc_sack, sc_ts;	/* ... the same, for --json */
+	uint32_t sc_mss, sc_wscale;	/* 0 / UINT32_MAX: not set */
 	int sc_m4, sc_m6;
 	uint32_t sc_timeout;
 	struct {
@@ -1323,7 +1329,7 @@ static void recon_line(struct recon *r, const char *l)
 		}
 		ports_add(&r->kcl[k].ports, strncmp(rest, "-p udp", 6) ? IPPROTO_TCP : IPPROTO_UDP,
 			  port);
-	} else if (!strcmp(table, "raw") && !strcmp(chain, C_SC) &&
+	} else if (!strcmp(table, T_OURS) && !strcmp(chain, C_SC) &&
 		   word_u32(rest, "--dport ", &port) && strstr(rest, "-j SYNCOOKIE")) {
 		const char *o = strstr(rest, "-j SYNCOOKIE");
 
@@ -1331,6 +1337,13 @@ static void recon_line(struct recon *r, const char *l)
 		if (word_u32(o, "--allowlist-mask ", &v))
 			*(v6 ? &r->sc_m6 : &r->sc_m4) = (int)v;
 		if (!r->sc_opts[0]) {
+			r->sc_local = strstr(o, "--mode local");
+			r->sc_sack = strstr(o, "--sack-perm");
+			r->sc_ts = strstr(o, "--timestamp");
+			if (!word_u32(o, "--mss ", &r->sc_mss))
+				r->sc_mss = 0;
+			if (!word_u32(o, "--wscale ", &r->sc_wscale))
+				r->sc_wscale = UINT32_MAX;
 			snprintf(r->sc_opts, sizeof(r->sc_opts), "%s%s%s%s",
 				 strstr(o, "--mode local") ? " --syncookie-mode local" : "",
 				 strstr(o, "--sack-perm") ? " --syncookie-sack-perm" : "",
@@ -1348,7 +1361,7 @@ static void recon_line(struct recon *r, const char *l)
 		}
 		if (word_u32(o, "--allowlist-timeout ", &v))
 			r->sc_timeout = v;
-	} else if (!strcmp(table, "mangle") && !strcmp(chain, C_RTC) &&
+	} else if (!strcmp(table, T_OURS) && !strcmp(chain, C_RTC) &&
 		   !strcmp(rest, "-j RTCACHE")) {
 		r->rtcache = true;
 	} else {
@@ -1382,18 +1395,32 @@ static void print_masks(unsigned int fams, int m4, int m6, int d4, int d6, bool 
 		printf("%d,%d", m4 < 0 ? d4 : m4, m6 < 0 ? d6 : m6);
 }
 
+/* The profile @lines give (free with recon_free). */
+static void recon_read(struct recon *r, const struct strv *lines)
+{
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	r->sc_m4 = r->sc_m6 = -1;
+	for (i = 0; i < MAX_KCL; i++)
+		r->kcl[i].m4 = r->kcl[i].m6 = -1;
+	for (i = 0; i < lines->n; i++)
+		recon_line(r, lines->v[i]);
+}
+
+static void recon_free(struct recon *r)
+{
+	while (r->nbl)
+		free((char *)r->bl[--r->nbl]);
+}
+
 /* Print the command (or a comment that there is none) for @lines. */
 static void print_command(const struct strv *lines)
 {
 	struct recon r;
 	unsigned int i;
 
-	memset(&r, 0, sizeof(r));
-	r.sc_m4 = r.sc_m6 = -1;
-	for (i = 0; i < MAX_KCL; i++)
-		r.kcl[i].m4 = r.kcl[i].m6 = -1;
-	for (i = 0; i < lines->n; i++)
-		recon_line(&r, lines->v[i]);
+	recon_read(&r, lines);
 	if (!r.fams) {
 		for (i = 0; i < r.nbl; i++)
 			free((char *)r.bl[i]);
@@ -1430,16 +1457,107 @@ static void print_command(const struct strv *lines)
 	putchar('\n');
 }
 
-static int show(struct nft *n, const struct state st[2])
+static void json_ports(const struct ports *p)
+{
+	unsigned int i;
+
+	printf("\"proto\":\"%s\",\"ports\":[", p->proto == IPPROTO_UDP ? "udp" : "tcp");
+	for (i = 0; i < p->n; i++)
+		printf("%s%u", i ? "," : "", p->port[i]);
+	putchar(']');
+}
+
+/* a prefix length of family bit @fam, or null when that family has no rules */
+static void json_mask(const char *key, unsigned int fams, unsigned int fam, int m, int d)
+{
+	printf(",\"%s\":", key);
+	if (fams & fam)
+		printf("%d", m < 0 ? d : m);
+	else
+		printf("null");
+}
+
+/*
+ * --show --json: the profile @lines give, every option with its value
+ * (defaults included), and the nf_tables operations that hold it. An
+ * option whose extension is not in the profile is null (syncookie) or
+ * empty; "installed" is false (and the rest empty) with no profile.
+ */
+static void print_json(const struct strv *lines)
+{
+	struct recon r;
+	unsigned int i, k;
+
+	recon_read(&r, lines);
+	printf("{\"installed\":%s,\"families\":[", r.fams ? "true" : "false");
+	printf("%s%s%s]", r.fams & FAM_IP ? "\"ip\"" : "", r.fams == (FAM_IP | FAM_IP6) ? "," : "",
+	       r.fams & FAM_IP6 ? "\"ip6\"" : "");
+	printf(",\"exact\":%s", r.odd ? "false" : "true");
+	printf(",\"syncookie\":");
+	if (r.sc_ports.n) {
+		putchar('{');
+		json_ports(&r.sc_ports);
+		printf(",\"mode\":\"%s\",\"mss\":", r.sc_local ? "local" : "proxy");
+		if (r.sc_mss)
+			printf("%u", r.sc_mss);
+		else
+			printf("null");
+		printf(",\"wscale\":");
+		if (r.sc_wscale != UINT32_MAX)
+			printf("%u", r.sc_wscale);
+		else
+			printf("null");
+		printf(",\"sack_perm\":%s,\"timestamp\":%s,\"allowlist_timeout\":%u",
+		       r.sc_sack ? "true" : "false", r.sc_ts ? "true" : "false",
+		       r.sc_timeout ? r.sc_timeout : 300);
+		json_mask("allowlist_mask", r.fams, FAM_IP, r.sc_m4, 32);
+		json_mask("allowlist_mask6", r.fams, FAM_IP6, r.sc_m6, 128);
+		putchar('}');
+	} else {
+		printf("null");
+	}
+	printf(",\"kconnlimit\":[");
+	for (k = 0; k < MAX_KCL && r.kcl[k].set; k++) {
+		printf("%s{\"chain\":", k ? "," : "");
+		if (k)
+			printf("\"kconnlimit-%u\"", k + 1);
+		else
+			printf("\"kconnlimit\"");
+		printf(",\"limit\":%u", r.kcl[k].limit);
+		json_mask("mask", r.fams, FAM_IP, r.kcl[k].m4, 32);
+		json_mask("mask6", r.fams, FAM_IP6, r.kcl[k].m6, 64);
+		putchar(',');
+		json_ports(&r.kcl[k].ports);
+		putchar('}');
+	}
+	printf("],\"blocklist\":[");
+	for (i = 0; i < r.nbl; i++) {
+		if (i)
+			putchar(',');
+		cli_json_str(stdout, r.bl[i]);
+	}
+	printf("],\"rtcache\":%s,\"operations\":[", r.rtcache ? "true" : "false");
+	for (i = 0; i < lines->n; i++) {
+		if (i)
+			putchar(',');
+		cli_json_str(stdout, lines->v[i]);
+	}
+	printf("]}\n");
+	recon_free(&r);
+}
+
+static int show(struct nft *n, const struct state st[2], bool json)
 {
 	struct strv out = { 0 };
 	unsigned int i;
 	int ret;
 
 	ret = show_collect(n, st, &out, "protect --show");
-	if (!ret)
+	if (!ret && json)
+		print_json(&out);
+	else if (!ret)
 		print_command(&out);
-	for (i = 0; !ret && i < out.n; i++)
+	for (i = 0; !ret && !json && i < out.n; i++)
 		printf("# %s\n", out.v[i]);
 	strv_free(&out);
 	if (!ret)
@@ -1631,7 +1749,7 @@ static int run(const struct profile *p, bool remove_only, bool dry_run, bool che
 		for (i = 0; i < 2; i++) {
 			remove_ours(&B, families[i], &st[i]);
 			if (!remove_only)
-				install(&B, families[i], p, &st[i]);
+				install(&B, families[i], p);
 		}
 		if (B.err) {
 			ret = CLI_EXIT_USAGE;
@@ -1736,6 +1854,7 @@ int cmd_protect(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "show", no_argument, NULL, 'S' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "ipv4", no_argument, NULL, '4' },
 		{ "ipv6", no_argument, NULL, '6' },
@@ -1751,6 +1870,7 @@ int cmd_protect(int argc, char **argv)
 	struct profile p = { .sc = { .wscale = -1 } };
 	const char *sc_mask = NULL, *sc_opt = NULL;
 	bool dry = false, showit = false, checkit = false, only4 = false, only6 = false;
+	bool json = false;
 	int c, ret, m4 = -1, m6 = -1;
 	unsigned int i;
 
@@ -1834,6 +1954,9 @@ int cmd_protect(int argc, char **argv)
 		case 'C':
 			checkit = true;
 			break;
+		case 'J':
+			json = true;
+			break;
 		case 'h':
 			usage_protect(stdout);
 			return 0;
@@ -1854,6 +1977,8 @@ int cmd_protect(int argc, char **argv)
 		p.sc.prefix = m4 < 0 ? 0 : m4;
 		p.sc_prefix6 = m6 < 0 ? 0 : m6;
 	}
+	if (json && !showit)
+		bad_arg("%s", "--json goes with --show");
 	if (sc_opt && !p.syncookie)
 		bad_arg("%s needs --syncookie tcp/PORTS", sc_opt);
 	if (p.sc.mode == NFG_SC_MODE_LOCAL && p.sc.sack_perm && !p.sc.timestamp)
@@ -1873,7 +1998,7 @@ int cmd_protect(int argc, char **argv)
 			mnl_socket_close(n.nl);
 			return errno_exit(-ret);
 		}
-		ret = show(&n, st);
+		ret = show(&n, st, json);
 		mnl_socket_close(n.nl);
 		return ret;
 	}

@@ -80,8 +80,7 @@ nfg_assert_ok "protect beside iptables-nft" nfg_in $ns nfguard protect \
 for f in ip ip6; do
 	ipt=$( (nfg_in $ns nfg-nft-xtdump $f filter INPUT; nfg_in $ns nfg-nft-xtdump $f raw PREROUTING
 		nfg_in $ns nfg-nft-xtdump $f mangle FORWARD) | sort) || nfg_fail "dump iptables-nft $f"
-	ours=$( (nfg_in $ns nfg-nft-xtdump $f nfguard; nfg_in $ns nfg-nft-xtdump $f raw nfguard-syncookie
-		nfg_in $ns nfg-nft-xtdump $f mangle nfguard-rtcache) | sort -u) || nfg_fail "dump ours $f"
+	ours=$(nfg_in $ns nfg-nft-xtdump $f nfguard | sort -u) || nfg_fail "dump ours $f"
 	nfg_log "$f: $(wc -l <<<"$ours") xt expressions of ours"
 	nfg_assert_eq "$ipt" "$ours" "$f: xt expressions of iptables-nft and of nfguard protect"
 	n=3
@@ -105,15 +104,15 @@ nfg_assert_ok "protect with SYNCOOKIE options" nfg_in $ns nfguard protect "${sco
 	--syncookie-allowlist-mask 24,64
 for f in ip ip6; do
 	ipt=$(nfg_in $ns nfg-nft-xtdump $f raw PREROUTING) || nfg_fail "dump iptables-nft raw $f"
-	ours=$(nfg_in $ns nfg-nft-xtdump $f raw nfguard-syncookie) || nfg_fail "dump ours raw $f"
+	ours=$(nfg_in $ns nfg-nft-xtdump $f nfguard syncookie) || nfg_fail "dump ours raw $f"
 	nfg_assert_match '^target SYNCOOKIE rev 0 ' "$ours" "$f: SYNCOOKIE with options installed"
 	nfg_assert_eq "$ipt" "$ours" "$f: SYNCOOKIE with every option, iptables-nft and nfguard protect"
 done
 nfg_assert_ok "protect -6" nfg_in $ns nfguard protect -6 "${sco[@]}" --syncookie-allowlist-mask 64
-nfg_assert_eq "$ours" "$(nfg_in $ns nfg-nft-xtdump ip6 raw nfguard-syncookie)" "-6: ip6 rule, a single MASK is IPv6's"
+nfg_assert_eq "$ours" "$(nfg_in $ns nfg-nft-xtdump ip6 nfguard syncookie)" "-6: ip6 rule, a single MASK is IPv6's"
 show=$(nfg_in $ns nfguard protect --show) || nfg_fail "show after -6"
 nfg_assert_eq "" "$(grep -e '^# add [a-z]* ip ' <<<"$show")" "-6: nothing of ours left in family ip"
-nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
+nfg_assert_match 'add rule ip6 nfguard syncookie -p tcp --dport 443 -j SYNCOOKIE --mode local --mss 1400 --wscale 7 --sack-perm --timestamp --allowlist-timeout 60 --allowlist-mask 64' \
 	"$show" "-6: show prints every SYNCOOKIE option"
 nfg_expect_exit 2 'bl is an ipv4 set: -6 installs no IPv6 rule' nfg_in $ns nfguard protect -6 --blocklist bl
 nfg_assert_ok "unprotect after -6" nfg_in $ns nfguard unprotect
@@ -154,8 +153,8 @@ nfg_assert_eq "nfguard protect --syncookie tcp/80 --kconnlimit 2 tcp/5001 --bloc
 show=$(cat "$NFG_WORK/show")
 nfg_assert_match 'add rule ip nfguard blocklist -m rangeset --match-set bl src -j DROP' "$show" "show: blocklist"
 nfg_assert_match 'add rule ip nfguard kconnlimit -m kconnlimit --kconnlimit-above 2 --kconnlimit-mask 32 --kconnlimit-saddr -j REJECT' "$show" "show: kconnlimit"
-nfg_assert_match 'add rule ip6 raw nfguard-syncookie -p tcp --dport 80 -j SYNCOOKIE --mode proxy --allowlist-timeout 300 --allowlist-mask 128' "$show" "show: SYNCOOKIE"
-nfg_assert_match 'add rule ip6 mangle nfguard-rtcache -j RTCACHE' "$show" "show: RTCACHE"
+nfg_assert_match 'add rule ip6 nfguard syncookie -p tcp --dport 80 -j SYNCOOKIE --mode proxy --allowlist-timeout 300 --allowlist-mask 128' "$show" "show: SYNCOOKIE"
+nfg_assert_match 'add rule ip6 nfguard rtcache -j RTCACHE' "$show" "show: RTCACHE"
 
 # blocklist: 10.0.1.77 dropped, the client's own address passes
 nfg_assert_ok "client passes" nfg_client ping -c 1 -W 5 "$NFG_S4"

@@ -14,11 +14,13 @@
 #  - --show prints a shell script (the `nfguard protect` command read back
 #    from the rules, then the rules as comments): fed to sh after unprotect
 #    it gives the same --show, for several profiles;
+#  - --show --json: the same profile with every option's value (defaults
+#    included) and the same operations; without a profile, installed false;
 #  - every expression decoded (a UDP limit's ICMP reject too, no [reject]);
 #  - a dry run that cannot read a set's family says what it assumed on a
 #    warning: line and exits 0.
 . "$NFG_TOP/tests/vm/lib.sh"
-nfg_need nft
+nfg_need nft python3
 
 nfg_load_modules xt_rangeset xt_kconnlimit xt_SYNCOOKIE xt_RTCACHE
 modprobe nft_compat || nfg_fail "modprobe nft_compat"
@@ -43,7 +45,7 @@ for f in ip ip6; do
 			"$(sed -n "s/^# add rule $f nfguard $h -p tcp --dport \([0-9]*\) --syn -j \(kconnlimit[-0-9]*\)\$/\2:\1/p" <<<"$show" | tr '\n' ' ' | sed 's/ $//')" \
 			"$f $h: jumps to each limit's chain, in order"
 	done
-	nfg_assert_eq "80 443" "$(sed -n "s/^# add rule $f raw nfguard-syncookie -p tcp --dport \([0-9]*\) .*/\1/p" <<<"$show" | tr '\n' ' ' | sed 's/ $//')" \
+	nfg_assert_eq "80 443" "$(sed -n "s/^# add rule $f nfguard syncookie -p tcp --dport \([0-9]*\) .*/\1/p" <<<"$show" | tr '\n' ' ' | sed 's/ $//')" \
 		"$f: SYNCOOKIE ports of both options, 80 once"
 done
 nfg_assert_eq "# add rule ip nfguard blocklist -m rangeset --match-set bl4 src -j DROP" \
@@ -55,6 +57,26 @@ nfg_assert_eq "" "$(grep -F '[' <<<"$show")" "every expression decoded, no [plac
 nfg_assert_eq "nfguard protect --syncookie tcp/80,443 --kconnlimit 64/24,64 tcp/80 --kconnlimit 10 tcp/22,80 --blocklist bl4 --blocklist bl6" \
 	"$(head -n 1 <<<"$show")" "--show: the command, options added up"
 nfg_assert_eq "" "$(sed 1d <<<"$show" | grep -v '^# ')" "--show: the rest are comments"
+# --show --json: the same profile, every option with its value, the same operations
+js=$(P protect --show --json) || nfg_fail "--show --json: exit $?"
+printf '%s\n' "$js" >"$NFG_ARTIFACTS/show.json"
+got=$(python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+sc = p["syncookie"]
+print(p["installed"], p["exact"], ",".join(p["families"]), " ".join(p["blocklist"]), p["rtcache"])
+print(sc["proto"], sc["ports"], sc["mode"], sc["mss"], sc["wscale"], sc["sack_perm"], sc["timestamp"],
+      sc["allowlist_timeout"], sc["allowlist_mask"], sc["allowlist_mask6"])
+for k in p["kconnlimit"]:
+    print(k["chain"], k["limit"], k["mask"], k["mask6"], k["proto"], k["ports"])
+for o in p["operations"]:
+    print("# " + o)' "$js") || nfg_fail "--show --json is not the JSON expected: $js"
+nfg_assert_eq "True True ip,ip6 bl4 bl6 False
+tcp [80, 443] proxy None None False False 300 32 128
+kconnlimit 64 24 64 tcp [80]
+kconnlimit-2 10 32 64 tcp [22, 80]
+$(sed 1d <<<"$show")" "$got" "--show --json"
+nfg_expect_exit 2 '--json goes with --show' P protect --json --rtcache
 roundtrip() {
 	local show1 show2
 	show1=$(P protect --show) || nfg_fail "show before the round trip"
@@ -99,14 +121,16 @@ nfg_assert_eq "" "$(P protect --check "${args[@]}")" "--check prints nothing whe
 nfg_expect_exit 1 'differs from the one given' P protect --check --kconnlimit 64/24 tcp/80 --syncookie tcp/80 --blocklist bl4 --rtcache
 nfg_assert_match 'unexpected: add rule ip nfguard input -p tcp --dport 80 --syn -j kconnlimit' \
 	"$(P protect --check --kconnlimit 64/24 tcp/22 --syncookie tcp/80,443 --blocklist bl4 --rtcache 2>/dev/null)" "--check names what differs"
-nfg_in $ns nft delete chain ip6 mangle nfguard-rtcache || nfg_fail "drift: delete a chain"
+nfg_in $ns nft delete chain ip6 nfguard rtcache || nfg_fail "drift: delete a chain"
 out=$(P protect --check "${args[@]}" 2>&1) && nfg_fail "--check missed a deleted chain: $out"
-nfg_assert_match 'missing: add chain ip6 mangle nfguard-rtcache' "$out" "--check: the deleted chain"
-nfg_assert_match 'missing: add rule ip6 mangle nfguard-rtcache -j RTCACHE' "$out" "--check: its rule"
+nfg_assert_match 'missing: add chain ip6 nfguard rtcache { type filter hook forward priority -150; }' "$out" "--check: the deleted chain"
+nfg_assert_match 'missing: add rule ip6 nfguard rtcache -j RTCACHE' "$out" "--check: its rule"
 nfg_assert_ok "protect repairs" P protect "${args[@]}"
 nfg_assert_ok "--check: intact again" P protect --check "${args[@]}"
 
 # a dry run without the set: what was assumed, on a warning: line, exit 0
 nfg_expect_exit 0 'warning: .*set nosuch: .*assumed to be an ipv4 set' P protect --dry-run --blocklist nosuch
 nfg_assert_ok "unprotect" P unprotect
+nfg_assert_eq '{"installed":false,"families":[],"exact":true,"syncookie":null,"kconnlimit":[],"blocklist":[],"rtcache":false,"operations":[]}' \
+	"$(P protect --show --json)" "--show --json without a profile"
 nfg_log "ok"

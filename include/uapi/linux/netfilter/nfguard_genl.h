@@ -201,6 +201,7 @@ enum nfg_syncookie_attr {
 	NFG_SC_A_SEND_FAIL,
 	NFG_SC_A_SENT_INPLACE,	/* u64: of COOKIE_SENT, SYNs answered in place */
 	NFG_SC_A_SYN_RESENT,	/* u64: proxy mode, SYNs to the server sent again */
+	NFG_SC_A_AFTER_CONNTRACK, /* u64: passed, conntrack ran before the rule */
 	__NFG_SC_A_MAX,
 };
 #define NFG_SC_A_MAX (__NFG_SC_A_MAX - 1)
