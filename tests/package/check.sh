@@ -371,11 +371,12 @@ if [ -n "$chroot_ok" ]; then
 		/usr/share/netfilter-persistent/plugins.d/45-nfguard; do
 		[ -x "$root$f" ] || bad "no executable $f"
 	done
-	for f in /etc/nfguard/protect.conf /etc/nfguard/persistent.conf; do
+	for f in /etc/nfguard/protect.conf /etc/nfguard/persistent.conf /etc/fail2ban/action.d/nfguard-rangeset.conf; do
 		R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -q "^ $f " || bad "$f is not a conffile of nfguard"
 	done
 	[ -L "$root/etc/systemd/system/multi-user.target.wants/nfguard.service" ] || bad "nfguard.service not enabled"
-	[ "$(R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -c .)" = 2 ] || bad "conffiles other than protect.conf and persistent.conf"
+	[ "$(R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -c .)" = 3 ] ||
+		bad "conffiles other than protect.conf, persistent.conf and the fail2ban action"
 	[ "$(R pkg-config --modversion libnfguard 2>&1)" = "$ver" ] || bad "pkg-config --modversion libnfguard: not $ver"
 	printf '#include <stdio.h>\n#include <libnfguard.h>\nint main(void) { printf("%%s\\n", nfg_version()); return 0; }\n' \
 		>"$root/tmp/nfgtest.c"
