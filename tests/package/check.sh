@@ -259,6 +259,12 @@ snapshot() {
 	umount_root
 	rm -rf --one-file-system "${pkgdir:?}/$1"
 	cp -al "$root" "$pkgdir/$1" && ok=1
+	# the modules copied, not linked: when a version replaces another that
+	# is still installed, dkms install overwrites the module file in place
+	for d in "$root"/lib/modules/*/updates; do
+		[ -d "$d" ] || continue
+		rm -rf --one-file-system "${pkgdir:?}/$1${d#"$root"}" && cp -a "$d" "$pkgdir/$1${d#"$root"}" || ok=
+	done
 	d=$kdirs
 	while [ -n "$d" ] && [ "$d" != / ] && rmdir "$pkgdir/$1$d" 2>/dev/null; do d=$(dirname "$d"); done
 	mount_root || ok=
@@ -365,11 +371,12 @@ if [ -n "$chroot_ok" ]; then
 		/usr/share/netfilter-persistent/plugins.d/45-nfguard; do
 		[ -x "$root$f" ] || bad "no executable $f"
 	done
-	for f in /etc/nfguard/protect.conf /etc/nfguard/persistent.conf; do
+	for f in /etc/nfguard/protect.conf /etc/nfguard/persistent.conf /etc/fail2ban/action.d/nfguard-rangeset.conf; do
 		R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -q "^ $f " || bad "$f is not a conffile of nfguard"
 	done
 	[ -L "$root/etc/systemd/system/multi-user.target.wants/nfguard.service" ] || bad "nfguard.service not enabled"
-	[ "$(R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -c .)" = 2 ] || bad "conffiles other than protect.conf and persistent.conf"
+	[ "$(R dpkg-query -W -f='${Conffiles}\n' nfguard | grep -c .)" = 3 ] ||
+		bad "conffiles other than protect.conf, persistent.conf and the fail2ban action"
 	[ "$(R pkg-config --modversion libnfguard 2>&1)" = "$ver" ] || bad "pkg-config --modversion libnfguard: not $ver"
 	printf '#include <stdio.h>\n#include <libnfguard.h>\nint main(void) { printf("%%s\\n", nfg_version()); return 0; }\n' \
 		>"$root/tmp/nfgtest.c"
@@ -386,8 +393,8 @@ f=$(ls "$debs_n"/nfguard_"${ver}"_*.deb 2>/dev/null | head -n 1)
 if [ -n "$f" ]; then
 	dpkg-deb -f "$f" Recommends | grep -qF "nfguard-dkms (= $ver)" ||
 		bad "nfguard does not recommend nfguard-dkms (= $ver): $(dpkg-deb -f "$f" Recommends)"
-	[ "$(dpkg-deb -f "$f" Breaks)" = "nfguard-dkms (<< $ver), nfguard-dkms (>> $ver)" ] ||
-		bad "nfguard's Breaks is '$(dpkg-deb -f "$f" Breaks)'"
+	b=$(dpkg-deb -f "$f" Breaks | tr ',' '\n' | sed 's/^ *//' | sort | tr '\n' ';')
+	[ "$b" = "nfguard-dkms (<< $ver);nfguard-dkms (>> $ver);" ] || bad "nfguard's Breaks is '$(dpkg-deb -f "$f" Breaks)'"
 else bad "no nfguard .deb"; fi
 report "relations: nfguard $ver recommends nfguard-dkms (= $ver) and breaks every other version"
 
