@@ -28,11 +28,10 @@
  *
  * Reads: counting a key (every packet that does not create a connection)
  * walks the chain under RCU and reads node->count with READ_ONCE(): no
- * lock, no atomic write, except for the key's first count in a clock tick
- * (the environment's: jiffies), which walks the key first (below). Chains
- * are singly linked RCU lists; a node is unlinked under its slot lock and
- * freed after a grace period, so a reader holding a pointer to it can
- * still follow ->next.
+ * lock, no atomic write, unless that count is above the rule's limit
+ * (below: Exact counts). Chains are singly linked RCU lists; a node is
+ * unlinked under its slot lock and freed after a grace period, so a
+ * reader holding a pointer to it can still follow ->next.
  *
  * Writes: the packet that creates a connection (conntrack not yet
  * confirmed) inserts it under the slot lock: find or create the node,
@@ -87,30 +86,38 @@
  * and dying (killed or timed out), expired, or TCP in TIME_WAIT or CLOSE
  * (as nf_conncount: closed connections do not count).
  *
- * GC: at count time per key, as nf_conncount, and complete in a worker.
- * - A key's walk checks its list from the head, at most NFG_KCL_WALK
- *   entries, forgets those that ended, and records the tick; in a longer
- *   key it rotates live ones to the tail, so successive walks cover it.
- *   The key's first packet in a tick walks it before reading the count, so
- *   a connection that ended no longer counts for the next packet of its
- *   key: verdicts are connlimit's, which checks a key's list at most once
- *   a jiffy too. The walk takes the slot lock only if it is free (its
- *   holder is walking or inserting the same slot): packets of one key never
- *   wait for each other, and the cost per packet is bounded.
+ * Exact counts: a verdict compares the key's count of live connections,
+ * at this packet, with the rule's limit. node->count holds every
+ * connection remembered, live or ended but not yet forgotten: an upper
+ * bound of the live ones (every connection of the key that the rule saw
+ * created is remembered until it is seen dead). At or under the limit, the
+ * verdict is therefore certain from that lockless read. Above it
+ * (nfg_kcl_verify(), under the slot lock, always taken: a verdict never
+ * settles for a stale count), the entries are checked from the head and
+ * those that ended forgotten, until limit + 1 live ones are found (over
+ * the limit, whatever the rest are) or the list ends (the exact count).
+ * A packet thus pays at most limit + 1 checks of live entries (a few
+ * loads each: resolved entries hold their conntrack), and each ended
+ * entry is forgotten once. nf_conncount checks a key's list at most once
+ * a jiffy, with a trylock, and a count between two checks still holds
+ * connections that ended: kconnlimit gives its verdicts at every packet,
+ * with no settle time (test: kconnlimit_exact, against the client's own
+ * count, with two CPUs on one slot lock).
+ *
+ * GC: memory, not counts, in bounded steps on the packet path and complete
+ * in a worker.
  * - On insert, the key's list is checked from the tail (the newest
  *   entries: the most likely to be abandoned unconfirmed connections whose
- *   SYN the rule dropped) for up to NFG_KCL_GC_TAIL entries, then walked as
- *   above, unless it was walked in this tick already and took fewer than
- *   NFG_KCL_WALK_ADDS inserts since (a burst of one key's new connections
- *   pays one walk per tick, as connlimit's insert); then only
- *   NFG_KCL_GC_HEAD entries from the head are checked.
+ *   SYN the rule dropped) for up to NFG_KCL_GC_TAIL entries, then
+ *   NFG_KCL_GC_HEAD entries from the head (rotated to the tail when live,
+ *   so successive inserts cover the key).
+ * - A verdict's check above the limit forgets the ended entries it meets.
  * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
  *   gc_interval_ms, so memory (and references) of keys that see no more
- *   packets are given back, and the CLI's counts drop. Keys that packets
- *   walked wholly within the last period are skipped: their walks keep
- *   them exact, and under a flood (every key walked every tick) checking
- *   them again cost as much CPU as the packets' own work and held their
- *   slot locks against the inserts. It checks at most
+ *   packets are given back, and the CLI's counts drop. Keys whose every
+ *   entry a packet checked within the last period are skipped: checking
+ *   them again would only hold their slot locks against the packets. It
+ *   checks at most
  *   NFG_KCL_GC_BATCH entries per hold of a slot lock (BHs off, packets of
  *   the slot waiting): a longer key is continued after letting go, its
  *   unchecked entries being at the head (checked ones are rotated).
@@ -344,29 +351,26 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 
 /*
  * Slot lock held: check up to @head entries of @n from its head and forget
- * those that ended. A key no longer than @head is checked in place (its
- * order kept: moving every live entry cost two hardened list operations
- * and three dirtied cache lines per entry, the larger part of a walk under
- * a flood); in a longer key, live ones are rotated to the tail, so that
- * successive walks cover it. With @head = NFG_KCL_WALK this is the key's
- * walk: @now is recorded as its time.
+ * those that ended; live ones are rotated to the tail, so that successive
+ * calls cover a long key. The insert's bounded GC (memory, not counts: the
+ * count a verdict needs comes from nfg_kcl_verify()).
  */
 static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 				 struct nfg_kcl_node *n, unsigned int head,
-				 struct list_head *dead, const void *env,
-				 u32 now)
+				 struct list_head *dead, const void *env)
 {
 	unsigned int evicted = 0, i;
 	struct nfg_kcl_conn *c, *tmp;
 
 	if (head >= n->count) {
+		/* In place: rotating would only check them again. */
 		list_for_each_entry_safe(c, tmp, &n->conns, node) {
 			if (nfg_kcl_dead(n, c, env)) {
 				nfg_kcl_evict(t, n, c, dead);
 				evicted++;
 			}
 		}
-		goto walked;
+		return evicted;
 	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
@@ -377,20 +381,13 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 			list_move_tail(&c->node, &n->conns);
 		}
 	}
-	/* A bounded walk of a long key counts as its walk of this tick. */
-	if (head != NFG_KCL_WALK)
-		return evicted;
-walked:
-	WRITE_ONCE(n->walked, now);
-	n->adds = 0;
 	return evicted;
 }
 
-/* Slot lock held: GC of one node before an insert at @now. */
+/* Slot lock held: GC of one node before an insert. */
 static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 				      struct nfg_kcl_node *n,
-				      struct list_head *dead, const void *env,
-				      u32 now)
+				      struct list_head *dead, const void *env)
 {
 	struct nfg_kcl_conn *c;
 	unsigned int evicted = 0, i;
@@ -403,15 +400,42 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
 	}
-	/*
-	 * Then the oldest: the key's walk, as on a count, unless it was
-	 * walked in this tick already and took few inserts since (a burst of
-	 * new connections of one key pays one walk per tick, as connlimit's
-	 * insert; the few head entries checked still move on).
-	 */
-	if (READ_ONCE(n->walked) != now || n->adds >= NFG_KCL_WALK_ADDS)
-		return evicted + nfg_kcl_walk(t, n, NFG_KCL_WALK, dead, env, now);
-	return evicted + nfg_kcl_walk(t, n, NFG_KCL_GC_HEAD, dead, env, now);
+	/* Then the oldest few, which move on. */
+	return evicted + nfg_kcl_walk(t, n, NFG_KCL_GC_HEAD, dead, env);
+}
+
+/*
+ * Slot lock held: @n's count for a verdict against @limit, exact at this
+ * packet. @n->count (every connection remembered, live or not) is an upper
+ * bound of the live ones, so the caller asks only when it is above @limit:
+ * then the entries are checked from the head, those that ended forgotten,
+ * until @limit + 1 live ones are found (the count is then over the limit,
+ * whatever the others are: returned as @limit + 1) or the list ends (the
+ * count is exact: @n->count). @self (the packet's own entry, or NULL) is
+ * live without a check. A walk to the end records @now for the sweep.
+ * Cost: at most @limit + 1 live entries (a few loads each), plus the ended
+ * ones, each forgotten once.
+ */
+static unsigned int nfg_kcl_verify(struct nfg_kcl_table *t,
+				   struct nfg_kcl_node *n, u32 limit,
+				   const struct nfg_kcl_conn *self,
+				   struct list_head *dead, const void *env,
+				   u32 now, unsigned int *evicted)
+{
+	struct nfg_kcl_conn *c, *tmp;
+	unsigned int live = 0;
+
+	list_for_each_entry_safe(c, tmp, &n->conns, node) {
+		if (c != self && nfg_kcl_dead(n, c, env)) {
+			nfg_kcl_evict(t, n, c, dead);
+			(*evicted)++;
+			continue;
+		}
+		if (++live > limit)
+			return live;
+	}
+	WRITE_ONCE(n->walked, now);
+	return live;
 }
 
 /*
@@ -475,16 +499,14 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 
 	if (n) {
 		/* First: entries with this identity may have ended. */
-		evicted = nfg_kcl_gc_insert(t, n, &dead, env, stamp);
+		evicted = nfg_kcl_gc_insert(t, n, &dead, env);
 		c = nfg_kcl_find_pending(n, id);
 		if (c) {
 			/* From now on it stands for this packet's conntrack. */
 			c->stamp = stamp;
 			c->checked = stamp;
-			c->refused = n->count > limit;
-			*count = n->count;
 			ret = 1;
-			goto out_unlock;
+			goto counted;
 		}
 	}
 
@@ -508,9 +530,8 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		}
 		n->key = *key;
 		n->count = 0;
-		/* Never walked: the key's next count checks its entry. */
+		/* Never walked: the sweep checks it. */
 		n->walked = stamp - 1;
-		n->adds = 0;
 		n->pending = 0;
 		INIT_LIST_HEAD(&n->conns);
 		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
@@ -527,14 +548,18 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	c->id = *id;
 	list_add_tail(&c->node, &n->conns);
 	n->newest = c;
-	n->adds++;
 	n->pending++;
 	WRITE_ONCE(n->count, n->count + 1);
-	*count = n->count;
-	c->refused = n->count > limit;
 	atomic_inc(&t->conns);
 	atomic_inc(&nfg_kcl_live_objects);
 	this_cpu_inc(t->stats->inserts);
+counted:
+	/* Exact at this packet: the bound is checked when it is over. */
+	*count = n->count;
+	if (*count > limit)
+		*count = nfg_kcl_verify(t, n, limit, c, &dead, env, stamp,
+					&evicted);
+	c->refused = *count > limit;
 	goto out_unlock;
 
 err_nomem:
@@ -593,37 +618,12 @@ static void nfg_kcl_unlink_node(struct nfg_kcl_table *t, u32 slot,
 	WARN_ON_ONCE(1);
 }
 
-/*
- * RCU read side: walk @n, found on @slot's chain, unless its lock is busy
- * (its holder is walking or inserting: the count it leaves is as fresh) or
- * another CPU walked it in this tick meanwhile. Returns the count.
- */
-static unsigned int nfg_kcl_recheck(struct nfg_kcl_table *t, u32 slot,
-				    struct nfg_kcl_node *n, u32 now,
-				    const void *env, struct list_head *dead,
-				    unsigned int *evicted)
-{
-	spinlock_t *lock = nfg_kcl_lock(t, slot);
-	unsigned int count;
-
-	if (!spin_trylock_bh(lock))
-		return READ_ONCE(n->count);
-	/* Zero: unlinked since we found it (nodes never refill). */
-	if (n->count && n->walked != now) {
-		*evicted = nfg_kcl_walk(t, n, NFG_KCL_WALK, dead, env, now);
-		if (!n->count)
-			nfg_kcl_unlink_node(t, slot, n, lock);
-	}
-	count = n->count;
-	spin_unlock_bh(lock);
-	return count;
-}
-
 unsigned int nfg_kcl_count_check(struct nfg_kcl_table *t,
-				 const struct nfg_kcl_key *key, u32 now,
-				 const void *env)
+				 const struct nfg_kcl_key *key, u32 limit,
+				 u32 now, const void *env)
 {
 	u32 slot = nfg_kcl_hash(t, key);
+	spinlock_t *lock = nfg_kcl_lock(t, slot);
 	unsigned int count = 0, evicted = 0;
 	struct nfg_kcl_node *n;
 	LIST_HEAD(dead);
@@ -633,11 +633,20 @@ unsigned int nfg_kcl_count_check(struct nfg_kcl_table *t,
 	     n = rcu_dereference(n->next)) {
 		if (!nfg_kcl_key_eq(&n->key, key))
 			continue;
-		if (READ_ONCE(n->walked) == now)
-			count = READ_ONCE(n->count);
-		else
-			count = nfg_kcl_recheck(t, slot, n, now, env, &dead,
-						&evicted);
+		count = READ_ONCE(n->count);
+		/* An upper bound: at or under the limit, the verdict stands. */
+		if (count <= limit)
+			break;
+		spin_lock_bh(lock);
+		/* Zero: unlinked since we found it (nodes never refill). */
+		count = n->count;
+		if (count > limit) {
+			count = nfg_kcl_verify(t, n, limit, NULL, &dead, env,
+					       now, &evicted);
+			if (!n->count)
+				nfg_kcl_unlink_node(t, slot, n, lock);
+		}
+		spin_unlock_bh(lock);
 		break;
 	}
 	rcu_read_unlock();
@@ -702,12 +711,12 @@ nfg_kcl_find_locked(struct nfg_kcl_table *t, u32 slot,
 }
 
 /*
- * Slot lock held: @n was walked wholly (it had at most NFG_KCL_WALK
- * entries) less than @fresh ticks before @now.
+ * Slot lock held: a packet checked every entry of @n less than @fresh
+ * ticks before @now.
  */
 static bool nfg_kcl_fresh(const struct nfg_kcl_node *n, u32 now, u32 fresh)
 {
-	return n->count <= NFG_KCL_WALK && now - n->walked < fresh;
+	return now - n->walked < fresh;
 }
 
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,

@@ -24,16 +24,12 @@
 #define NFG_KCL_DEFAULT_LOCKS	256U
 #define NFG_KCL_DEFAULT_MAX_CONNS	1048576UL
 
-/* Per insert: entries checked from the tail, and from the head (rotated). */
+/*
+ * Per insert (memory, not counts): entries checked from the tail, and from
+ * the head (rotated).
+ */
 #define NFG_KCL_GC_TAIL		2
 #define NFG_KCL_GC_HEAD		4
-/*
- * A key's walk (its first packet in a clock tick, or an insert after
- * NFG_KCL_WALK_ADDS inserts in one tick): entries checked from the head
- * (rotated), at most.
- */
-#define NFG_KCL_WALK		256
-#define NFG_KCL_WALK_ADDS	64
 /* Sweep: entries checked per hold of a slot lock, at most. */
 #define NFG_KCL_GC_BATCH	1024
 
@@ -98,9 +94,11 @@ struct nfg_kcl_node {
 	struct nfg_kcl_node __rcu *next;	/* slot chain */
 	struct nfg_kcl_key	key;		/* immutable */
 	u32			count;		/* entries on @conns */
-	/* Clock of the last walk; written under the slot lock, read by anyone. */
+	/*
+	 * Clock of the last check of every entry (by a packet, for its
+	 * verdict); written under the slot lock, read by anyone.
+	 */
 	u32			walked;
-	u32			adds;		/* inserts since; under the slot lock */
 	u32			pending;	/* entries with no ct; ditto */
 	struct list_head	conns;		/* under the slot lock */
 	/* The entry inserted last, NULL once forgotten; under the slot lock. */
@@ -217,14 +215,17 @@ bool nfg_kcl_table_put(struct nfg_kcl_table *t);
 
 /*
  * Remember the connection @id under @key (pending: nothing referenced) and
- * store the key's count (this connection included) in *@count; the entry is
- * marked refused when that count is above @limit. Returns 0 when
- * remembered, 1 when @id was already the key's newest entry and still
- * pending (the same unconfirmed connection again: not added again), -ENOSPC
- * at the budget's cap, -ENOMEM. A newest entry with the same identity that
- * is resolved is another connection (an older one, for the same tuple):
- * the new one is remembered. @env is passed to nfg_kcl_conn_dead().
- * Atomic context; takes the key's slot lock.
+ * store the key's count for a verdict against @limit in *@count: exact at
+ * this packet (this connection included) when it is at most @limit, else
+ * some number above @limit (nfg_kcl_count_check()); the entry is marked
+ * refused when it is above. Returns 0 when
+ * remembered, 1 when a pending entry of the key has @id already (the same
+ * unconfirmed connection again, or a new conntrack for the tuple of one
+ * never resolved: not added again, that entry stands for it), -ENOSPC at
+ * the budget's cap, -ENOMEM. An entry with the same identity that is
+ * resolved is another connection (an older one, for the same tuple): the
+ * new one is remembered. @env is passed to nfg_kcl_conn_dead(). Atomic
+ * context; takes the key's slot lock.
  */
 int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		const struct nfg_kcl_ident *id, u32 stamp, u32 limit,
@@ -235,15 +236,17 @@ unsigned int nfg_kcl_count(const struct nfg_kcl_table *t,
 			   const struct nfg_kcl_key *key);
 
 /*
- * The key's count for a packet at clock @now: on the key's first call in a
- * tick, its connections are checked first (up to NFG_KCL_WALK of them,
- * under its slot lock if it is free) and those that ended are forgotten;
- * later calls in the same tick read the count without a lock. Atomic
- * context; @env as for nfg_kcl_add().
+ * The key's count for a verdict against @limit at clock @now, exact at
+ * this packet: connections that ended no longer count. The remembered
+ * count (an upper bound) is read without a lock; only when it is above
+ * @limit are the key's connections checked, under its slot lock, until
+ * @limit + 1 live ones are found (then that is returned: over the limit,
+ * whatever the others are) or none is left to check (the exact count).
+ * Atomic context; @env as for nfg_kcl_add().
  */
 unsigned int nfg_kcl_count_check(struct nfg_kcl_table *t,
-				 const struct nfg_kcl_key *key, u32 now,
-				 const void *env);
+				 const struct nfg_kcl_key *key, u32 limit,
+				 u32 now, const void *env);
 
 /* Forget @id under @key (releases it). Returns true when it was found. */
 bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
@@ -252,11 +255,10 @@ bool nfg_kcl_remove(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 /*
  * Check every connection in slots [@first, @first + @n) and forget those
  * that ended (@env as for nfg_kcl_add()), letting go of the slot lock
- * every NFG_KCL_GC_BATCH entries. A key that packets walked wholly less
- * than @fresh ticks before @now is skipped: its walks keep it exact, and
- * checking it again would only take its lock from the packets (@fresh 0:
- * check every key). Returns how many were forgotten. Process context (may
- * reschedule).
+ * every NFG_KCL_GC_BATCH entries. A key whose every entry a packet checked
+ * less than @fresh ticks before @now is skipped: checking it again would
+ * only take its lock from the packets (@fresh 0: check every key).
+ * Returns how many were forgotten. Process context (may reschedule).
  */
 unsigned int nfg_kcl_gc(struct nfg_kcl_table *t, u32 first, u32 n,
 			const void *env, u32 now, u32 fresh);

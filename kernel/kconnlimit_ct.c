@@ -8,11 +8,12 @@
  *
  * Why a file of its own rather than an ops struct (dead(), release())
  * handed to the core with each table: nfg_kcl_conn_dead() runs on the
- * packet path, once per entry a key's walk checks (up to NFG_KCL_WALK of
- * them) and on every insert, so an indirect call there would cost a
- * retpoline per entry. A direct call resolved at link time costs nothing,
- * keeps the packet path as it was, and the unit harness in tests/unit
- * links the core with its own fake conntrack in place of this file.
+ * packet path, once per entry a verdict above the limit checks (up to
+ * the limit + 1 live ones) and on every insert, so an indirect call there
+ * would cost a retpoline per entry. A direct call resolved at link time
+ * costs nothing, keeps the packet path as it was, and the unit harness in
+ * tests/unit links the core with its own fake conntrack in place of this
+ * file.
  */
 #include "nfg_compat.h"
 

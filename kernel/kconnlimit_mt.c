@@ -12,9 +12,11 @@
  * connection included) is compared with the limit: --kconnlimit-above
  * matches when it is greater, --kconnlimit-upto when it is not. The packet
  * that creates a conntrack inserts it (slot lock); every other packet reads
- * the count, after checking the key's connections if it is the key's first
- * packet in this jiffy (slot lock, if free). At the netns's cap or without
- * memory the packet is dropped.
+ * the count without a lock, and only when that count (of connections
+ * remembered, an upper bound of the live ones) is above the limit checks
+ * the key's connections under its slot lock until the verdict is certain.
+ * Counts are exact at every packet. At the netns's cap or without memory
+ * the packet is dropped.
  */
 #include "nfg_compat.h"
 
@@ -247,12 +249,11 @@ static bool kconnlimit_mt(const struct sk_buff *skb,
 		}
 	} else {
 		/*
-		 * Any other packet: connections of the key that ended since
-		 * its last walk must not count (as connlimit, which checks a
-		 * key's list at most once a jiffy too).
+		 * Any other packet: connections of the key that ended must
+		 * not count, from this packet on.
 		 */
-		count = nfg_kcl_count_check(&inst->table, &key, (u32)jiffies,
-					    &env);
+		count = nfg_kcl_count_check(&inst->table, &key, info->limit,
+					    (u32)jiffies, &env);
 	}
 
 	over = count > info->limit;

@@ -236,7 +236,8 @@ static int nfg_kcl_put_entries(struct sk_buff *skb, struct netlink_callback *cb,
 		if (!ent)
 			break;
 		if (nla_put(skb, NFG_KCL_E_ADDR, alen, e->key.w) ||
-		    nla_put_u32(skb, NFG_KCL_E_COUNT, e->count)) {
+		    nla_put_u32(skb, NFG_KCL_E_COUNT, e->count) ||
+		    nla_put_u16(skb, NFG_KCL_E_ZONE, (u16)e->key.zone)) {
 			nla_nest_cancel(skb, ent);
 			break;
 		}

@@ -645,17 +645,19 @@ static void test_dup_many(void)
 }
 
 /*
- * Counting checks the key first, once per tick and at most NFG_KCL_WALK
- * entries per walk (rotating, so the next walks go on); the last one
- * unlinks the key. An insert in the tick of the last walk checks a few
- * entries only, until NFG_KCL_WALK_ADDS inserts. Duplicates are still seen
- * after walks moved the newest entry away from the tail.
+ * Issue 28: counts are exact at every packet, with no clock tick between
+ * events. At or under the limit the remembered count (an upper bound)
+ * decides without a check; above it the key is checked until limit + 1
+ * live entries are found (over) or none is left (exact), however long the
+ * key, and a connection that ended no longer counts for the very next
+ * packet. The last check unlinks the key. Duplicates are still seen after
+ * checks.
  */
 static void test_count_check(void)
 {
-	const unsigned int n = NFG_KCL_WALK + 44;
+	const unsigned int n = 300;
 	struct nfg_kcl_key key = k4(9);
-	struct fake_ct *ct[NFG_KCL_WALK + 44], *x, *y;
+	struct fake_ct *ct[300], *x, *y;
 	struct nfg_kcl_table t;
 	unsigned int i, cnt;
 
@@ -666,54 +668,96 @@ static void test_count_check(void)
 	}
 	CHECK_EQ(cnt, n);
 	fake_now = 1;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), n);
-	/* all end: the next tick's first count walks NFG_KCL_WALK of them */
-	for (i = 0; i < n; i++)
+	/* over a limit of 10: 11 live ones are enough to know */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 10, fake_now, &env0), 11);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 1000, fake_now, &env0), n);
+	/* the first 250 end: the very next packet (same tick) counts 50 */
+	for (i = 0; i < 250; i++)
 		ct_kill(ct[i]);
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), n);
-	fake_now = 2;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 44);
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 44);
-	fake_now = 3;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &env0), 0);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 60, fake_now, &env0), 50);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 50);
+	/* at or under the limit: the bound stands, nothing is checked */
+	ct_kill(ct[250]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 50, fake_now, &env0), 50);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 49, fake_now, &env0), 49);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 49);
+	/* all end, same tick: the next packet counts none, the key goes */
+	for (i = 251; i < n; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &env0), 0);
 	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
 
-	/* the key is gone; a new one counts its first entry's end at once */
+	/* a new key: its first entry's end counts at once */
 	x = ct_new_state(0);
 	y = ct_new_state(0);
 	CHECK_EQ(conn_new(&t, key, x, &cnt), 0);
 	CHECK_EQ(conn_new(&t, key, y, &cnt), 0);
 	CHECK_EQ(cnt, 2);
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
-	/* after the walk, y (unconfirmed) is still known as the newest */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 1, fake_now, &pend), 2);
+	/* after the check, y (unconfirmed) is still known as the newest */
 	CHECK_EQ(conn_new(&t, key, y, &cnt), 1);
 	CHECK_EQ(cnt, 2);
-	/* both confirmed: the next tick's walk finds them */
+	/* both confirmed: the next check finds them */
 	__atomic_store_n(&x->confirmed, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&y->confirmed, 1, __ATOMIC_RELEASE);
 	fake_now = 4;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 1);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 1, fake_now, &pend), 2);
 	CHECK_EQ(x->refs, 2);
+	CHECK_EQ(y->refs, 2);
 	ct_kill(x);
-	/* same tick as the walk: no new walk, the count is the old one */
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
-	fake_now = 5;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 1);
+	/* same tick: x no longer counts */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 1);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 1);
 	ct_kill(y);
-	fake_now = 6;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 0);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 0);
 	nfg_kcl_table_destroy(&t);
 }
 
 /*
- * The sweep leaves a key that packets walked wholly within the last period
- * (@fresh ticks) to them, and checks it once the period has passed, a key
- * too long for one walk, or every key when @fresh is 0.
+ * Issue 28: the insert's count is exact too. A key at its limit whose
+ * connections end lets the next new connection in at once (same tick); a
+ * key over it checks only up to limit + 1 live entries.
+ */
+static void test_add_exact(void)
+{
+	struct nfg_kcl_key key = k4(0x0a000103);
+	struct fake_ct *ct[20], *x;
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	fake_now = 50;
+	for (i = 0; i < 20; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn_lim(&t, key, ct[i], 3, &pend, &cnt), 0);
+		CHECK_EQ(cnt, i < 3 ? i + 1 : 4);
+	}
+	/* all but two end: a new one is the third, under a limit of 3 */
+	for (i = 0; i < 18; i++)
+		ct_kill(ct[i]);
+	x = ct_new();
+	CHECK_EQ(conn_lim(&t, key, x, 3, &pend, &cnt), 0);
+	CHECK_EQ(cnt, 3);
+	CHECK(!t.slots[nfg_kcl_hash(&t, &key)]->newest->refused);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &pend), 3);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 3);
+	ct_kill(x);
+	ct_kill(ct[18]);
+	ct_kill(ct[19]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * The sweep leaves a key whose every entry a packet checked within the last
+ * period (@fresh ticks) to the packets, and checks it once the period has
+ * passed, a key no packet checked, or every key when @fresh is 0.
  */
 static void test_gc_fresh(void)
 {
-	const unsigned int n = NFG_KCL_WALK + 1;
-	struct fake_ct *a, *b, *ct[NFG_KCL_WALK + 1];
+	const unsigned int n = 300;
+	struct fake_ct *a, *b, *c, *ct[300];
 	struct nfg_kcl_key ka = k4(21), kb = k4(22);
 	struct nfg_kcl_table t;
 	unsigned int i, cnt;
@@ -721,31 +765,32 @@ static void test_gc_fresh(void)
 	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
 	a = ct_new();
 	b = ct_new();
+	c = ct_new();
 	CHECK_EQ(conn(&t, ka, a, &cnt), 0);
 	CHECK_EQ(conn(&t, ka, b, &cnt), 0);
+	CHECK_EQ(conn(&t, ka, c, &cnt), 0);
 	for (i = 0; i < n; i++) {
 		ct[i] = ct_new();
 		CHECK_EQ(conn(&t, kb, ct[i], &cnt), 0);
 	}
 	fake_now = 100;
-	/* packets walk both keys at tick 100 */
-	CHECK_EQ(nfg_kcl_count_check(&t, &ka, fake_now, &env0), 2);
-	CHECK_EQ(nfg_kcl_count_check(&t, &kb, fake_now, &env0), n);
+	/* a packet of ka checks all of it at tick 100 (c ended) */
+	ct_kill(c);
+	CHECK_EQ(nfg_kcl_count_check(&t, &ka, 2, fake_now, &env0), 2);
 	ct_kill(a);
 	ct_kill(ct[0]);
 	ct_kill(ct[n - 1]);
-	/* within the period: ka is left alone, kb (too long) is checked */
+	/* within the period: ka is left alone, kb (never checked) is not */
 	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, 109, 10), 2);
 	CHECK_EQ(nfg_kcl_count(&t, &ka), 2);
 	CHECK_EQ(nfg_kcl_count(&t, &kb), n - 2);
 	/* the period passed with no packet of ka: the sweep forgets a */
 	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, 110, 10), 1);
 	CHECK_EQ(nfg_kcl_count(&t, &ka), 1);
-	/* fresh 0: every key, walked or not */
+	/* fresh 0: every key, checked or not */
 	fake_now = 111;
-	CHECK_EQ(nfg_kcl_count_check(&t, &ka, fake_now, &env0), 1);
+	CHECK_EQ(nfg_kcl_count_check(&t, &ka, 0, fake_now, &env0), 1);
 	ct_kill(b);
-	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 10), 0);
 	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), 1);
 	CHECK_EQ(nfg_kcl_count(&t, &ka), 0);
 	for (i = 1; i < n - 1; i++)
@@ -889,18 +934,18 @@ static void test_reopen(void)
 		ct_put(x);	/* refused: dropped with its packet */
 		/* x goes two ticks later; a and the reopened b (pending) count */
 		fake_now += 2;
-		CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+		CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &pend), 2);
 		/* confirmed after that walk: not resolved until the next */
 		__atomic_store_n(&b->confirmed, 1, __ATOMIC_RELEASE);
 		CHECK_EQ(b->refs, 1);
 	}
 	fake_now += 3;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 2);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 1, fake_now, &pend), 2);
 	CHECK_EQ(b->refs, 2);
 	ct_kill(a);
 	ct_kill(b);
 	fake_now++;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &pend), 0);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 0);
 	nfg_kcl_table_destroy(&t);
 }
 
@@ -935,7 +980,7 @@ static void test_pending_grace(void)
 	/* packets and sweeps in every tick of the hold: one lookup a doubling */
 	lookups = fake_lookups;
 	for (fake_now = 6; fake_now < 100; fake_now++) {
-		CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &queue),
+		CHECK_EQ(nfg_kcl_count_check(&t, &key, 1, fake_now, &queue),
 			 fake_now < 7 ? 2 : 1);
 		CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &queue, fake_now, 0), 0);
 	}
@@ -943,7 +988,7 @@ static void test_pending_grace(void)
 	/* confirmed at last: resolved, still counts */
 	__atomic_store_n(&held->confirmed, 1, __ATOMIC_RELEASE);
 	fake_now = 200;
-	CHECK_EQ(nfg_kcl_count_check(&t, &key, fake_now, &queue), 1);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &queue), 1);
 	CHECK_EQ(held->refs, 2);
 	/* one never confirmed goes after the grace */
 	late = ct_new_state(0);
@@ -1230,6 +1275,7 @@ int main(void)
 	run("budgets", test_budgets);
 	run("dup_many", test_dup_many);
 	run("count_check", test_count_check);
+	run("add_exact", test_add_exact);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);

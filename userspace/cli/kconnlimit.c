@@ -66,7 +66,7 @@ static void kcl_key_str(const struct nfg_kcl_inst *in, const uint8_t *addr,
 		snprintf(buf, len, "%s/%u", a, in->prefix);
 }
 
-static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *keys,
+static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_zkey *keys,
 		     size_t nkeys, void *data)
 {
 	struct kcl_out *o = data;
@@ -92,8 +92,8 @@ static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *ke
 			printf(",\"top\":[");
 			for (i = 0; i < nkeys; i++) {
 				kcl_key_str(in, keys[i].addr, key, sizeof(key));
-				printf("%s{\"key\":\"%s\",\"connections\":%u}", i ? "," : "",
-				       key, keys[i].count);
+				printf("%s{\"key\":\"%s\",\"zone\":%u,\"connections\":%u}",
+				       i ? "," : "", key, keys[i].zone, keys[i].count);
 			}
 			printf("]");
 		}
@@ -104,7 +104,11 @@ static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *ke
 		       op, in->limit, in->keys, in->conns);
 		for (i = 0; i < nkeys; i++) {
 			kcl_key_str(in, keys[i].addr, key, sizeof(key));
-			printf("%s %u\n", key, keys[i].count);
+			/* the zone only when not the default one */
+			if (keys[i].zone)
+				printf("%s %u zone %u\n", key, keys[i].count, keys[i].zone);
+			else
+				printf("%s %u\n", key, keys[i].count);
 		}
 	} else {
 		if (!o->n)
@@ -118,6 +122,14 @@ static int kcl_print(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *ke
 	}
 	o->n++;
 	return 0;
+}
+
+static int kcl_print_list(const struct nfg_kcl_inst *in, const struct nfg_kcl_key *keys,
+			  size_t nkeys, void *data)
+{
+	(void)keys;
+	(void)nkeys;
+	return kcl_print(in, NULL, 0, data);
 }
 
 int cmd_kconnlimit(int argc, char **argv)
@@ -174,9 +186,9 @@ int cmd_kconnlimit(int argc, char **argv)
 	if (o.json)
 		printf("[");
 	if (o.top)
-		ret = nfg_kcl_top(h, name, n, kcl_print, &o, &e);
+		ret = nfg_kcl_top_zones(h, name, n, kcl_print, &o, &e);
 	else
-		ret = nfg_kcl_list(h, name, kcl_print, &o, &e);
+		ret = nfg_kcl_list(h, name, kcl_print_list, &o, &e);
 	nfg_kcl_close(h);
 	if (ret < 0)
 		cli_die_err(what, &e, false);

@@ -385,6 +385,25 @@ NFG_API int nfg_kcl_list_all(struct nfg_kcl *h, struct nfg_kcl_inst **insts,
 NFG_API int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
 			nfg_kcl_cb cb, void *data, struct nfg_err *e);
 
+/*
+ * A key with its conntrack zone: a key is a masked address in one zone
+ * (each zone has its own count), so one address may come in several.
+ */
+struct nfg_kcl_zkey {
+	uint8_t addr[16];	/* masked key, network order, 4 or 16 bytes used */
+	uint32_t count;
+	uint16_t zone;		/* conntrack zone id (0: the default zone) */
+};
+
+typedef int (*nfg_kcl_zcb)(const struct nfg_kcl_inst *inst,
+			   const struct nfg_kcl_zkey *keys, size_t nkeys,
+			   void *data);
+
+/* Like nfg_kcl_top(), each key with its zone (0 from kernels without). */
+NFG_API int nfg_kcl_top_zones(struct nfg_kcl *h, const char *name,
+			      uint32_t n, nfg_kcl_zcb cb, void *data,
+			      struct nfg_err *e);
+
 /* ---- SYNCOOKIE (nfg_syncookie) ------------------------------------------- */
 
 struct nfg_sc;

@@ -86,13 +86,15 @@ static const enum mnl_attr_data_type kcl_types[NFG_KCL_A_MAX + 1] = {
 };
 
 struct kcl_ctx {
-	nfg_kcl_cb cb;
+	nfg_kcl_cb cb;		/* one of these two */
+	nfg_kcl_zcb zcb;
 	void *data;
 	struct nfg_err *e;
 	bool have;		/* inst holds an instance not yet delivered */
 	struct nfg_kcl_inst inst;
-	struct nfg_kcl_key *keys;
-	size_t nkeys, cap;
+	struct nfg_kcl_zkey *keys;
+	struct nfg_kcl_key *old;	/* for cb: keys without their zone */
+	size_t nkeys, cap, oldcap;
 	int cb_ret;
 };
 
@@ -105,12 +107,31 @@ static int bad_reply(struct nfg_err *e)
 
 static int flush_inst(struct kcl_ctx *c)
 {
+	size_t i;
 	int ret;
 
 	if (!c->have)
 		return 0;
 	c->have = false;
-	ret = c->cb(&c->inst, c->keys, c->nkeys, c->data);
+	if (c->zcb) {
+		ret = c->zcb(&c->inst, c->keys, c->nkeys, c->data);
+	} else {
+		if (c->nkeys > c->oldcap) {
+			struct nfg_kcl_key *n = realloc(c->old, c->nkeys * sizeof(*n));
+
+			if (!n) {
+				nfg_err_set(c->e, ENOMEM, "out of memory");
+				return -ENOMEM;
+			}
+			c->old = n;
+			c->oldcap = c->nkeys;
+		}
+		for (i = 0; i < c->nkeys; i++) {
+			memcpy(c->old[i].addr, c->keys[i].addr, sizeof(c->old[i].addr));
+			c->old[i].count = c->keys[i].count;
+		}
+		ret = c->cb(&c->inst, c->old, c->nkeys, c->data);
+	}
 	c->nkeys = 0;
 	return ret;
 }
@@ -128,7 +149,7 @@ static uint32_t u32_or0(const struct kcl_tb *tb, int t)
 static int add_entry(struct kcl_ctx *c, const struct nlattr *ent)
 {
 	const struct nlattr *a;
-	struct nfg_kcl_key k = { .count = 0 };
+	struct nfg_kcl_zkey k = { .count = 0 };
 	bool have_addr = false, have_count = false;
 	unsigned int alen = c->inst.family == NFPROTO_IPV6 ? 16 : 4;
 
@@ -146,13 +167,18 @@ static int add_entry(struct kcl_ctx *c, const struct nlattr *ent)
 			k.count = mnl_attr_get_u32(a);
 			have_count = true;
 			break;
+		case NFG_KCL_E_ZONE:	/* absent from older kernels: zone 0 */
+			if (mnl_attr_validate(a, MNL_TYPE_U16) < 0)
+				return -1;
+			k.zone = mnl_attr_get_u16(a);
+			break;
 		}
 	}
 	if (!have_addr || !have_count)
 		return -1;
 	if (c->nkeys == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct nfg_kcl_key *n = realloc(c->keys, ncap * sizeof(*n));
+		struct nfg_kcl_zkey *n = realloc(c->keys, ncap * sizeof(*n));
 
 		if (!n)
 			return -2;
@@ -220,9 +246,10 @@ static int kcl_msg_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 static int kcl_dump(struct nfg_kcl *h, uint8_t cmd, const char *name,
-		    uint32_t n, nfg_kcl_cb cb, void *data, struct nfg_err *e)
+		    uint32_t n, nfg_kcl_cb cb, nfg_kcl_zcb zcb, void *data,
+		    struct nfg_err *e)
 {
-	struct kcl_ctx c = { .cb = cb, .data = data, .e = e };
+	struct kcl_ctx c = { .cb = cb, .zcb = zcb, .data = data, .e = e };
 	struct nlmsghdr *nlh;
 	int ret;
 
@@ -242,6 +269,7 @@ static int kcl_dump(struct nfg_kcl *h, uint8_t cmd, const char *name,
 			c.cb_ret = ret;
 	}
 	free(c.keys);
+	free(c.old);
 	if (c.cb_ret)
 		return c.cb_ret < 0 ? c.cb_ret : -ECANCELED;
 	return ret;
@@ -250,7 +278,7 @@ static int kcl_dump(struct nfg_kcl *h, uint8_t cmd, const char *name,
 int nfg_kcl_list(struct nfg_kcl *h, const char *name, nfg_kcl_cb cb,
 		 void *data, struct nfg_err *e)
 {
-	return kcl_dump(h, NFG_KCL_CMD_LIST, name, 0, cb, data, e);
+	return kcl_dump(h, NFG_KCL_CMD_LIST, name, 0, cb, NULL, data, e);
 }
 
 struct list_all_ctx {
@@ -294,5 +322,14 @@ int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
 	if (n < 1 || n > NFG_KCL_TOP_MAX)
 		return nfg_err_set(e, EINVAL, "count %u out of range (1-%u)",
 				   n, NFG_KCL_TOP_MAX);
-	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, cb, data, e);
+	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, cb, NULL, data, e);
+}
+
+int nfg_kcl_top_zones(struct nfg_kcl *h, const char *name, uint32_t n,
+		      nfg_kcl_zcb cb, void *data, struct nfg_err *e)
+{
+	if (n < 1 || n > NFG_KCL_TOP_MAX)
+		return nfg_err_set(e, EINVAL, "count %u out of range (1-%u)",
+				   n, NFG_KCL_TOP_MAX);
+	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, NULL, cb, data, e);
 }

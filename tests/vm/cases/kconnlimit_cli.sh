@@ -6,6 +6,7 @@
 # count, filters by --kconnlimit-name, honours -n, prints JSON, and keeps
 # answering (well-formed, sorted) while connections churn. Per-rule counters
 # (matched, over limit, inserts, GC evictions) and /proc/net/stat follow.
+# Keys in another conntrack zone show their zone in top (text and JSON).
 # iptables-save -> iptables-restore round trips (legacy and nft, v4 and v6).
 # nfg-case-timeout: 1200
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -128,6 +129,34 @@ nfg_log "top answered 20 times while $(($(field web inserts) - ins)) connections
 kill "$churn" 2>/dev/null
 wait "$churn" 2>/dev/null
 nfg_wait_until 30 conns_are web 0 || nfg_fail "web: $(field web conns) connections left after the churn"
+
+# --- zones: a key is a masked address in one conntrack zone (each zone
+# counts apart); top shows the zone of each key (text: when not 0)
+zrules=("-s 10.0.1.3 -p tcp --dport $port" "-d 10.0.1.3 -p tcp --sport $port")
+for r in "${zrules[@]}"; do
+	# shellcheck disable=SC2086
+	nfg_ipt "$NFG_NS_R" legacy 4 -t raw -A PREROUTING $r -j CT --zone 7 || nfg_fail "CT --zone rule"
+done
+nfg_assert_ok "zone conn z1" try z1 10.0.1.3 $NFG_S4
+nfg_assert_ok "zone conn z2" try z2 10.0.1.3 $NFG_S4
+nfg_assert_ok "zone conn z3" try z3 $NFG_C4 $NFG_S4
+top=$(kcl top web) || nfg_fail "top web (zones)"
+nfg_log "$top"
+nfg_assert_eq "10.0.1.0/24 2 zone 7" "$(sed -n 2p <<<"$top")" "top web: the /24 in zone 7 first"
+nfg_assert_eq "10.0.1.0/24 1" "$(sed -n 3p <<<"$top")" "top web: the /24 in the default zone"
+kcl top web --json >"$NFG_WORK/topz.json" || nfg_fail "top --json (zones)"
+python3 - "$NFG_WORK/topz.json" <<'EOF' || nfg_fail "JSON zones: $(cat "$NFG_WORK/topz.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(e["key"], e["zone"], e["connections"]) for e in d[0]["top"]] == \
+	[("10.0.1.0/24", 7, 2), ("10.0.1.0/24", 0, 1)], d
+EOF
+for id in z1 z2 z3; do nfg_conn_close $id; done
+for r in "${zrules[@]}"; do
+	# shellcheck disable=SC2086
+	nfg_ipt "$NFG_NS_R" legacy 4 -t raw -D PREROUTING $r -j CT --zone 7 || nfg_fail "delete CT --zone rule"
+done
+nfg_wait_until 30 conns_are web 0 || nfg_fail "web: $(field web conns) connections left after the zones part"
 
 # --- save/restore round trips
 for v in legacy nft; do

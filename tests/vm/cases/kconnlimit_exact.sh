@@ -35,7 +35,7 @@ for i in 20 21 22 28 29 30; do
 	ip -n "$NFG_NS_C" addr add 10.0.1.$i/24 dev eth0 || nfg_fail "client address"
 	ip -n "$NFG_NS_C" addr add fd00:1::$i/64 dev eth0 nodad || nfg_fail "client address"
 done
-limit=2 events=${NFG_KCL_EVENTS:-300}
+limit=2 events=${NFG_KCL_EVENTS:-1000}
 
 # one table for TCP and UDP to ports 5013-5016 (client k: TCP 5013 + 2k,
 # UDP 5014 + 2k)

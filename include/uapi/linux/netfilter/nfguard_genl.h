@@ -150,6 +150,7 @@ enum nfg_kconnlimit_entry_attr {
 	NFG_KCL_E_UNSPEC,
 	NFG_KCL_E_ADDR,		/* binary, network byte order, 4 or 16 bytes: the masked key */
 	NFG_KCL_E_COUNT,	/* u32: its connections */
+	NFG_KCL_E_ZONE,		/* u16: its conntrack zone id (each zone counts apart) */
 	__NFG_KCL_E_MAX,
 };
 #define NFG_KCL_E_MAX (__NFG_KCL_E_MAX - 1)
