@@ -158,7 +158,7 @@ if [ "$phase" = 1 ]; then
 	iptables -A INPUT -m rangeset --match-set tm4 src -j DROP
 	ip6tables -A INPUT -m rangeset --match-set bl6 src -j DROP
 	iptables -t raw -A PREROUTING -p tcp --dport 80 --syn -j SYNCOOKIE
-	echo "-4 --kconnlimit 64/24 tcp/8080 --blocklist bl4" >$E/protect.conf
+	echo "-4 --kconnlimit 64/24 tcp/8080 --blocklist bl4 --syncookie tcp/8443" >$E/protect.conf
 	# shellcheck disable=SC2046 # the file's words are the arguments
 	nfguard protect $(cat $E/protect.conf)
 	check "protect profile installed" nft list table ip nfguard

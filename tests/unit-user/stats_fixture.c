@@ -107,10 +107,10 @@ static void fx_full(void)
 	};
 	struct stats_snap s = {
 		.time = 1733400000, .sets = sets, .nsets = 3, .rules = rules, .nrules = 2,
-		.sc = { .entries = 5, .max_entries = 65536, .syn_seen = 100, .cookie_sent = 99,
+		.sc = { .c = { .entries = 5, .max_entries = 65536, .syn_seen = 100, .cookie_sent = 99,
 			.ack_valid = 50, .ack_invalid = 3, .allowlist_hit = 20, .allowlist_add = 6,
 			.allowlist_evict = 1, .proxied = 44, .malformed = 2, .send_fail = 1,
-			.sent_inplace = 98, .syn_resent = 4 },
+			.sent_inplace = 98, .syn_resent = 4 }, .x = { .after_conntrack = 7 } },
 		.rtc = { .entries = 12, .max_entries = 65536, .hit = 5000, .miss = 17,
 			 .learn = 30, .invalid = 2, .evict = 1 },
 	};

@@ -14,7 +14,8 @@
  *    (raw's, before conntrack at -200), rtcache at forward -150 (mangle's),
  *    kconnlimit's input/forward at 0 (filter's). Nothing of ours is inside
  *    iptables-nft's raw/mangle tables, so an iptables-nft-restore of those
- *    leaves the profile alone, and `nft list ruleset` reloads. The
+ *    leaves the profile alone (an nft user saves their own tables and the
+ *    profile as --show prints it: stock nft cannot load xt expressions). The
  *    extensions accept an nft chain whatever its table is called (they
  *    check table names for legacy iptables only; SYNCOOKIE passes, and
  *    counts, packets that met conntrack first).

@@ -103,7 +103,7 @@ static int collect_kcl(struct stats_snap *s, struct nfg_err *e)
 static int collect_sc(struct stats_snap *s, struct nfg_err *e)
 {
 	struct nfg_sc *h = nfg_sc_open(e);
-	int ret = h ? nfg_sc_stats(h, &s->sc, e) : -e->code;
+	int ret = h ? nfg_sc_stats_ext(h, &s->sc.c, &s->sc.x, e) : -e->code;
 
 	nfg_sc_close(h);
 	return ret;

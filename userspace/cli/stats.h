@@ -43,6 +43,12 @@ struct stats_set {
 	struct nfg_rs_dinfo dinfo;
 };
 
+/* SYNCOOKIE's counters: libnfguard's two structs side by side. */
+struct stats_sc {
+	struct nfg_sc_counters c;
+	struct nfg_sc_counters_ext x;
+};
+
 struct stats_snap {
 	int64_t time;				/* Unix time of the snapshot */
 	struct stats_ext ext[NFG_EXT_COUNT];	/* indexed by enum nfg_ext */
@@ -50,7 +56,7 @@ struct stats_snap {
 	size_t nsets;
 	struct nfg_kcl_inst *rules;		/* by id */
 	size_t nrules;
-	struct nfg_sc_counters sc;
+	struct stats_sc sc;
 	struct nfg_rtc_stats rtc;
 };
 
@@ -66,8 +72,8 @@ int stats_print_json(FILE *f, const struct stats_snap *s);
 int stats_print_prom(FILE *f, const struct stats_snap *s);
 
 /* "name value" lines of the SYNCOOKIE counters (nfguard syncookie stats). */
-void stats_print_sc_lines(FILE *f, const struct nfg_sc_counters *c);
+void stats_print_sc_lines(FILE *f, const struct stats_sc *c);
 /* The same counters as one JSON object (nfguard syncookie stats --json). */
-void stats_print_sc_json(FILE *f, const struct nfg_sc_counters *c);
+void stats_print_sc_json(FILE *f, const struct stats_sc *c);
 
 #endif /* NFG_CLI_STATS_H */

@@ -87,33 +87,35 @@ static const struct field kcl_fields[] = {
 
 /* Order of "nfguard syncookie stats" (= /proc/net/stat/nfguard_syncookie). */
 static const struct field sc_fields[] = {
-	F(struct nfg_sc_counters, syn_seen, "syn_seen", "syn_seen_total", true,
+	F(struct stats_sc, c.syn_seen, "syn_seen", "syn_seen_total", true,
 	  "SYNs seen by the SYNCOOKIE target."),
-	F(struct nfg_sc_counters, cookie_sent, "cookie_sent", "cookie_sent_total", true,
+	F(struct stats_sc, c.cookie_sent, "cookie_sent", "cookie_sent_total", true,
 	  "SYNs answered with a cookie SYN-ACK."),
-	F(struct nfg_sc_counters, ack_valid, "ack_valid", "ack_valid_total", true,
+	F(struct stats_sc, c.ack_valid, "ack_valid", "ack_valid_total", true,
 	  "ACKs with a valid cookie."),
-	F(struct nfg_sc_counters, ack_invalid, "ack_invalid", "ack_invalid_total", true,
+	F(struct stats_sc, c.ack_invalid, "ack_invalid", "ack_invalid_total", true,
 	  "ACKs with an invalid cookie and no connection, dropped."),
-	F(struct nfg_sc_counters, allowlist_hit, "allowlist_hit", "allowlist_hit_total", true,
+	F(struct stats_sc, c.allowlist_hit, "allowlist_hit", "allowlist_hit_total", true,
 	  "SYNs from allowlisted sources, passed."),
-	F(struct nfg_sc_counters, allowlist_add, "allowlist_add", "allowlist_add_total", true,
+	F(struct stats_sc, c.allowlist_add, "allowlist_add", "allowlist_add_total", true,
 	  "Sources added to the allowlist."),
-	F(struct nfg_sc_counters, allowlist_evict, "allowlist_evict", "allowlist_evict_total", true,
+	F(struct stats_sc, c.allowlist_evict, "allowlist_evict", "allowlist_evict_total", true,
 	  "Allowlist entries evicted because the allowlist was full."),
-	F(struct nfg_sc_counters, proxied, "proxied", "proxied_total", true,
+	F(struct stats_sc, c.proxied, "proxied", "proxied_total", true,
 	  "Connections to the server opened for a valid cookie ACK (proxy mode)."),
-	F(struct nfg_sc_counters, malformed, "malformed", "malformed_total", true,
+	F(struct stats_sc, c.malformed, "malformed", "malformed_total", true,
 	  "Malformed packets dropped."),
-	F(struct nfg_sc_counters, send_fail, "send_fail", "send_fail_total", true,
+	F(struct stats_sc, c.send_fail, "send_fail", "send_fail_total", true,
 	  "Cookie SYN-ACKs that could not be built or routed."),
-	F(struct nfg_sc_counters, sent_inplace, "sent_inplace", "sent_inplace_total", true,
+	F(struct stats_sc, c.sent_inplace, "sent_inplace", "sent_inplace_total", true,
 	  "Cookie SYN-ACKs made from the SYN itself."),
-	F(struct nfg_sc_counters, syn_resent, "syn_resent", "syn_resent_total", true,
+	F(struct stats_sc, c.syn_resent, "syn_resent", "syn_resent_total", true,
 	  "SYNs to the server sent again (lost handshake)."),
-	F(struct nfg_sc_counters, entries, "allowlist_entries", "allowlist_entries", false,
+	F(struct stats_sc, x.after_conntrack, "after_conntrack", "after_conntrack_total", true,
+	  "Packets passed untouched: conntrack ran before the rule (a chain after it)."),
+	F(struct stats_sc, c.entries, "allowlist_entries", "allowlist_entries", false,
 	  "Live allowlist entries."),
-	F(struct nfg_sc_counters, max_entries, "allowlist_max", "allowlist_max", false,
+	F(struct stats_sc, c.max_entries, "allowlist_max", "allowlist_max", false,
 	  "Most allowlist entries (allowlist_max)."),
 };
 
@@ -240,7 +242,7 @@ int stats_print_text(FILE *f, const struct stats_snap *s)
 	return done(f);
 }
 
-void stats_print_sc_lines(FILE *f, const struct nfg_sc_counters *c)
+void stats_print_sc_lines(FILE *f, const struct stats_sc *c)
 {
 	text_fields(f, sc_fields, NFIELDS(sc_fields), c, "\n");
 	fputc('\n', f);
@@ -248,7 +250,7 @@ void stats_print_sc_lines(FILE *f, const struct nfg_sc_counters *c)
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-void stats_print_sc_json(FILE *f, const struct nfg_sc_counters *c)
+void stats_print_sc_json(FILE *f, const struct stats_sc *c)
 {
 	size_t i;
 

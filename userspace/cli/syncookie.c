@@ -225,7 +225,7 @@ static int sc_hex16(const char *s, uint8_t *out)
 
 int cmd_syncookie(int argc, char **argv)
 {
-	struct nfg_sc_counters c;
+	struct stats_sc c;
 	struct nfg_err e;
 	struct nfg_sc *h;
 	const char *sub = argc > 1 ? argv[1] : "";
@@ -238,7 +238,7 @@ int cmd_syncookie(int argc, char **argv)
 	} else if (!strcmp(sub, "stats") &&
 		   (argc == 2 || (argc == 3 && !strcmp(op, "--json")))) {
 		h = sc_open_or_die();
-		if (nfg_sc_stats(h, &c, &e) < 0)
+		if (nfg_sc_stats_ext(h, &c.c, &c.x, &e) < 0)
 			cli_die_err("syncookie stats", &e, false);
 		if (argc == 3)
 			stats_print_sc_json(stdout, &c);

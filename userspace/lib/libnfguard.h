@@ -429,6 +429,16 @@ NFG_API void nfg_sc_close(struct nfg_sc *h);
 
 NFG_API int nfg_sc_stats(struct nfg_sc *h, struct nfg_sc_counters *out,
 			 struct nfg_err *e);
+/*
+ * Counters newer than struct nfg_sc_counters (which stays as it is): 0 from
+ * a module without them.
+ */
+struct nfg_sc_counters_ext {
+	uint64_t after_conntrack;	/* passed: conntrack ran before the rule */
+};
+/* nfg_sc_stats, and with @ext (may be NULL) the newer counters too. */
+NFG_API int nfg_sc_stats_ext(struct nfg_sc *h, struct nfg_sc_counters *out,
+			     struct nfg_sc_counters_ext *ext, struct nfg_err *e);
 typedef int (*nfg_sc_entry_cb)(const struct nfg_sc_entry *ent, void *data);
 NFG_API int nfg_sc_list(struct nfg_sc *h, nfg_sc_entry_cb cb, void *data,
 			struct nfg_err *e);

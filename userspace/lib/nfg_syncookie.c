@@ -70,14 +70,22 @@ static uint32_t sc_u32(const struct sc_tb *tb, int t)
 	return a && mnl_attr_get_payload_len(a) == 4 ? mnl_attr_get_u32(a) : 0;
 }
 
+struct sc_stats_ctx {
+	struct nfg_sc_counters *c;
+	struct nfg_sc_counters_ext *x;	/* may be NULL */
+};
+
 static int sc_stats_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct nfg_sc_counters *c = data;
+	struct sc_stats_ctx *ctx = data;
+	struct nfg_sc_counters *c = ctx->c;
 	struct sc_tb tb;
 
 	memset(&tb, 0, sizeof(tb));
 	if (mnl_attr_parse(nlh, GENL_HDRLEN, sc_attr_cb, &tb) < 0)
 		return MNL_CB_ERROR;
+	if (ctx->x)
+		ctx->x->after_conntrack = sc_u64(&tb, NFG_SC_A_AFTER_CONNTRACK);
 	c->entries = sc_u32(&tb, NFG_SC_A_COUNT);
 	c->max_entries = sc_u32(&tb, NFG_SC_A_MAX_ENTRIES);
 	c->syn_seen = sc_u64(&tb, NFG_SC_A_SYN_SEEN);
@@ -95,13 +103,22 @@ static int sc_stats_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int nfg_sc_stats(struct nfg_sc *h, struct nfg_sc_counters *out, struct nfg_err *e)
+int nfg_sc_stats_ext(struct nfg_sc *h, struct nfg_sc_counters *out,
+		     struct nfg_sc_counters_ext *ext, struct nfg_err *e)
 {
+	struct sc_stats_ctx ctx = { .c = out, .x = ext };
 	struct nlmsghdr *nlh;
 
 	memset(out, 0, sizeof(*out));
+	if (ext)
+		memset(ext, 0, sizeof(*ext));
 	nlh = nfg_genl_msg(h->g, NFG_SC_CMD_STATS, NFG_SYNCOOKIE_GENL_VERSION, NLM_F_ACK);
-	return nfg_genl_talk(h->g, nlh, sc_stats_cb, out, e);
+	return nfg_genl_talk(h->g, nlh, sc_stats_cb, &ctx, e);
+}
+
+int nfg_sc_stats(struct nfg_sc *h, struct nfg_sc_counters *out, struct nfg_err *e)
+{
+	return nfg_sc_stats_ext(h, out, NULL, e);
 }
 
 struct sc_list_ctx {

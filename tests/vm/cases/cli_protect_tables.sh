@@ -11,6 +11,9 @@
 #    after nft flush ruleset, nft -f of the one and sh of the other give
 #    back the same profile and the same table. Whether stock nft loads a
 #    whole `nft list ruleset` with xt expressions is logged;
+#  - an older protect's chains (raw nfguard-syncookie, mangle
+#    nfguard-rtcache) are removed, and the raw table it created; a user's
+#    chain in mangle stays;
 #  - SYNCOOKIE in a chain after conntrack (iptables-nft-restore into mangle
 #    PREROUTING, priority -150; the plugin refuses that on a command line):
 #    the client's connection passes untouched (no cookie sent), counted in
@@ -22,7 +25,7 @@
 # nfg-case-timeout: 300
 . "$NFG_TOP/tests/vm/lib.sh"
 nfg_need nft iptables-nft ip6tables-nft iptables-nft-restore ip6tables-nft-restore iptables-legacy \
-	iptables-legacy-restore curl dmesg
+	iptables-legacy-restore curl dmesg python3
 
 P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
 modprobe nft_compat || nfg_fail "modprobe nft_compat"
@@ -99,6 +102,28 @@ nfg_assert_ge "$(nfg_kv "$statf" cookie_sent)" $((c0 + 1)) "cookies after reload
 nfg_assert_ok "unprotect" P unprotect
 nfg_router nft delete table inet mine
 
+# ---- an older protect's chains in raw/mangle are removed ---------------------------
+nfg_router nft -f - <<-'EOF' || nfg_fail "an older protect's layout"
+	table ip raw {
+		comment "managed by nfguard protect"
+		chain nfguard-syncookie { type filter hook prerouting priority -300; }
+	}
+	table ip mangle {
+		chain keep { type filter hook forward priority -150; }
+		chain nfguard-rtcache { type filter hook forward priority -150; }
+	}
+EOF
+nfg_assert_ok "protect over an older layout" P protect --rtcache
+nfg_assert_eq "table ip mangle
+table ip nfguard
+table ip6 nfguard" "$(nfg_router nft list tables)" "older raw table (protect's, empty) removed"
+nfg_assert_eq "keep" "$(nfg_router nft -j list chains ip | python3 -c '
+import json, sys
+print(" ".join(c["chain"]["name"] for c in json.load(sys.stdin)["nftables"] if "chain" in c and c["chain"]["table"] == "mangle"))')" \
+	"older nfguard-rtcache removed, the user's mangle chain kept"
+nfg_assert_ok "unprotect" P unprotect
+nfg_router nft delete table ip mangle
+
 # ---- SYNCOOKIE after conntrack: passes untouched, counted ------------------------
 # the plugin refuses -t mangle on a command line (iptables' tables have fixed
 # priorities); restore input is the kernel's to judge, which accepts any nft
@@ -122,6 +147,9 @@ nfg_fetch_intact "http://[$NFG_S6]/blob" "$want"
 snap
 nfg_assert_eq "$c0" "$(nfg_kv "$statf" cookie_sent)" "after conntrack: no cookie sent"
 nfg_assert_ge "$(nfg_kv "$statf" after_conntrack)" $((a0 + 2)) "after conntrack: counted"
+P syncookie stats >"$NFG_WORK/cli" || nfg_fail "nfguard syncookie stats"
+nfg_assert_eq "$(nfg_kv "$statf" after_conntrack)" "$(nfg_kv "$NFG_WORK/cli" after_conntrack)" \
+	"nfguard syncookie stats: after_conntrack as in /proc"
 for fam in 4 6; do
 	nfg_ipt "$NFG_NS_R" nft $fam -t mangle -F PREROUTING || nfg_fail "flush mangle ($fam)"
 done
