@@ -48,10 +48,13 @@ struct nfg_rangeset {
 	 */
 	spinlock_t		expire_lock;
 	/*
-	 * Folds the packet path's dynamic entries into the array a tick
-	 * after the first one (nfg_rs_fold_kick()): one publication per
-	 * tick at most, however many packets add. Cancelled (sync) by the
-	 * last put, before expire_work, which it arms.
+	 * Looks at the packet path's dynamic entries a tick after the
+	 * first one (nfg_rs_fold_kick()) and every tick while some are
+	 * pending, and folds them into the array when it pays
+	 * (nfg_rs_core_fold_lazy()): one publication per tick at most, and
+	 * one per 1/NFG_RS_FOLD_RATIO of the array's ranges in a flood.
+	 * Cancelled (sync) by the last put, before expire_work, which it
+	 * arms.
 	 */
 	struct delayed_work	fold_work;
 	struct work_struct	free_work;	/* last put from a dump's .done */

@@ -613,13 +613,23 @@ int nfg_rs_tree_del(struct nfg_rs_update *u, const struct nfg_rs_range *r)
 	return 0;
 }
 
-static void rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root)
+/*
+ * Fill @arr from the tree in one walk (the walk is most of a publication's
+ * cost: one cache miss per node of a large tree). Return the earliest
+ * expiry, 0 if no range expires; *@missed: a range expires but @arr has
+ * no room for expiries (it stops there).
+ */
+static u64 rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root,
+			 bool *missed)
 {
 	struct rb_node *rb;
+	u64 next = 0;
 	u32 i = 0;
 
+	*missed = false;
 	for (rb = rb_first(root); rb; rb = rb_next(rb), i++) {
 		const struct nfg_rs_node *n = rs_node(rb);
+		u64 e = n->r.expires;
 
 		if (arr->v6) {
 			rs_starts6(arr)[i] = n->r.start;
@@ -628,26 +638,15 @@ static void rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root)
 			rs_starts4(arr)[i] = lower_32_bits(n->r.start.lo);
 			rs_ends4(arr)[i] = lower_32_bits(n->r.end.lo);
 		}
+		if (e && !arr->timed) {
+			*missed = true;
+			return 0;
+		}
 		if (arr->timed)
-			rs_expires(arr)[i] = n->r.expires;
-		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
-			cond_resched();
-	}
-}
-
-/* Earliest expiry in the tree, 0 if no range expires. */
-static u64 rs_tree_next_expiry(const struct rb_root *root)
-{
-	struct rb_node *rb;
-	u64 next = 0;
-	u32 i = 0;
-
-	for (rb = rb_first(root); rb; rb = rb_next(rb)) {
-		u64 e = rs_node(rb)->r.expires;
-
+			rs_expires(arr)[i] = e;
 		if (e && (!next || e < next))
 			next = e;
-		if (++i % NFG_RS_RESCHED_EVERY == 0)
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
 	return next;
@@ -655,21 +654,32 @@ static u64 rs_tree_next_expiry(const struct rb_root *root)
 
 /*
  * Rebuild the packet-path array from the tree and publish it, then bump
- * the generation (see nfg_rs_core.gen).
+ * the generation (see nfg_rs_core.gen). The array has room for expiries
+ * if the old one had (a second walk only when a set gets its first
+ * expiring range); when none is left, the room stays unused until the
+ * next publication and lookups and dumps know it (timed is cleared).
  */
 static int rs_publish(struct nfg_rs_core *core)
 {
 	struct nfg_rs_array *new = NULL, *old;
+	bool timed, missed;
 	u64 next = 0;
 
-	if (core->count) {
-		next = rs_tree_next_expiry(&core->root);
-		new = rs_array_alloc(core->count, core->v6, next != 0);
+	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	timed = old && old->timed;
+	while (core->count) {
+		new = rs_array_alloc(core->count, core->v6, timed);
 		if (!new)
 			return -ENOMEM;
-		rs_array_fill(new, &core->root);
+		next = rs_array_fill(new, &core->root, &missed);
+		if (!missed)
+			break;
+		nfg_rs_array_put(new);
+		new = NULL;
+		timed = true;
 	}
-	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	if (new && !next)
+		new->timed = false;
 	rcu_assign_pointer(core->arr, new);
 	nfg_rs_gen_bump(core);
 	WRITE_ONCE(core->next_expiry, next);

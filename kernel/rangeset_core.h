@@ -116,6 +116,23 @@ struct nfg_rs_dyn {
 	atomic_t		entries;
 	/* Source of nfg_rs_dent.seq; starts at 0, the first entry gets 1. */
 	atomic64_t		seq;
+	/*
+	 * Earliest expiry of a pending add (0: none), a racy minimum: it
+	 * may be earlier than the true one (an early fold, harmless), and
+	 * is later only for entries a fold could not copy (then the
+	 * longest wait folds them). See nfg_rs_core_fold_lazy().
+	 */
+	atomic64_t		min_exp;
+	/*
+	 * The fold work's view (nfg_rs_core_fold_lazy(), one work per set,
+	 * so a single writer; a control-plane fold resets @since under the
+	 * set's lock, which only brings the next fold earlier): since when
+	 * entries are pending, @seq at its last look and since when it has
+	 * not moved (jiffies64; 0: not seen yet).
+	 */
+	u64			since;
+	u64			last_seq;
+	u64			quiet_since;
 	/* Entries per prefix length; a bit of @pfx is set while one is > 0. */
 	atomic_t		pfx_cnt[NFG_RS_DYN_PLENS];
 	/*
@@ -253,6 +270,7 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 int nfg_rs_dyn_del(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		   u8 plen);
 int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now);
+int nfg_rs_core_fold_lazy(struct nfg_rs_core *core, u64 now, bool *again);
 int nfg_rs_core_update1(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 			enum nfg_rs_op op, u64 now);
 

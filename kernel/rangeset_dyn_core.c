@@ -71,9 +71,16 @@
  * alone: a full set never wedges its fold, its expiry or the control
  * plane. On -ENOMEM nothing changes and the entries keep deciding from the
  * hash; the expiry work then expires the tree's ranges without the fold.
- * The set's fold work (rangeset_nl.c) runs a tick after the first
- * packet-path change, so a flood costs one publication per tick at most;
- * the expiry work folds too, into the same publication as the ranges it
+ * A fold costs O(ranges) (the array is rebuilt) plus a tree insert per
+ * entry, and lookups already see the entries in the hash, so they may
+ * wait there: the set's fold work (rangeset_nl.c) looks a tick after the
+ * first packet-path change and every tick while entries are pending, and
+ * folds only when it pays (nfg_rs_core_fold_lazy(), rs_fold_due()):
+ * pending entries at least half the array's ranges (so a flood rebuilds
+ * the array once per that many adds, not once per tick), or two per
+ * bucket (the hash's bound: probes stay short), or an entry expired, or
+ * the set has been quiet for a second, or entries have waited 5 s. The
+ * expiry work folds too, into the same publication as the ranges it
  * expires. ADD, DEL, TEST, SWAP and LIST's snapshot fold first (at the
  * current jiffies64, so expired entries are dropped, not brought back),
  * under the set's lock, so they see and act on the whole set; FLUSH and
@@ -99,6 +106,7 @@
 #include <linux/bitops.h>
 #include <linux/errno.h>
 #include <linux/jhash.h>
+#include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -119,7 +127,7 @@
  * a control-plane operation there, as another CPU could. Nothing in the
  * kernel.
  */
-enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE };
+enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE, RS_RACE_FOLD };
 #ifndef NFG_RS_RACE_POINT
 #define NFG_RS_RACE_POINT(core, where)	do { (void)(core); (void)(where); } while (0)
 #endif
@@ -356,6 +364,23 @@ static void rs_dent_free_rcu(struct rcu_head *head)
 }
 
 /*
+ * A pending add expires at @exp (0: never): keep dyn->min_exp at most
+ * that. A compare-and-swap loop; in a flood with one timeout every new
+ * expiry is later than the minimum, so it only reads the shared line.
+ */
+static void rs_dyn_exp_note(struct nfg_rs_dyn *dyn, u64 exp)
+{
+	s64 old = atomic64_read(&dyn->min_exp), prev;
+
+	while (exp && (!old || exp < (u64)old)) {
+		prev = atomic64_cmpxchg(&dyn->min_exp, old, exp);
+		if (prev == old)
+			break;
+		old = prev;
+	}
+}
+
+/*
  * Link a new entry in bucket @b; under the bucket's lock, its mark
  * (marker) and its slot (@charged: every add, a control-plane marker)
  * taken, and given back here on failure.
@@ -387,6 +412,8 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	e->charged = charged;
 	e->seq = atomic64_inc_return(&dyn->seq);
 	e->ver = 0;
+	if (!del)
+		rs_dyn_exp_note(dyn, expires);
 	/* The bit goes up first: a lookup that finds the entry probes it. */
 	rs_dyn_pfx_get(dyn, plen);
 	RCU_INIT_POINTER(e->next, rcu_dereference(dyn->buckets[b]));
@@ -505,6 +532,7 @@ static int rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
 		else if (exist)
 			WRITE_ONCE(e->expires,
 				   exp && expires ? max(exp, expires) : 0);
+		rs_dyn_exp_note(dyn, e->expires);
 		rs_dent_touch(dyn, e, e->del || atomic_read(&dyn->marks));
 		if (e->del) {
 			WRITE_ONCE(e->del, 0);
@@ -751,6 +779,7 @@ struct rs_fold {
 	u32			splits;		/* ranges added by deletes */
 	u32			expired;	/* entries dropped as expired */
 	u32			refused;	/* entries dropped: no room */
+	u64			min_exp;	/* earliest expiry of a copied add */
 };
 
 /* How much of the batch a fold applies: see "Dynamic entries" above. */
@@ -766,6 +795,46 @@ static int rs_fold_ent_cmp(const void *a, const void *b)
 	u64 y = ((const struct rs_fold_ent *)b)->seq;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Adds in address order (then longer prefixes first: they are inside). */
+static int rs_fold_key_cmp(const void *a, const void *b)
+{
+	const struct rs_fold_ent *x = a, *y = b;
+
+	if (x->key.hi != y->key.hi)
+		return x->key.hi < y->key.hi ? -1 : 1;
+	if (x->key.lo != y->key.lo)
+		return x->key.lo < y->key.lo ? -1 : 1;
+	return (x->plen < y->plen) - (x->plen > y->plen);
+}
+
+/*
+ * Order the copies for applying: by seq (@by_key false), or with each
+ * run of adds between two markers in address order. Adds commute (each
+ * part ends with the latest of the expiries that cover it, see the top of
+ * rangeset_core.c), so the tree ends the same; in address order each
+ * insert walks down next to the previous one, through nodes still in the
+ * cache, instead of through a random path of a large tree.
+ */
+static void rs_fold_order(struct rs_fold *f, bool by_key)
+{
+	u32 i = 0, j;
+
+	if (!f->n)
+		return;
+	sort(f->ents, f->n, sizeof(*f->ents), rs_fold_ent_cmp, NULL);
+	while (by_key && i < f->n) {
+		if (f->ents[i].del) {
+			i++;
+			continue;
+		}
+		for (j = i; j < f->n && !f->ents[j].del; j++)
+			;
+		sort(f->ents + i, j - i, sizeof(*f->ents), rs_fold_key_cmp,
+		     NULL);
+		i = j;
+	}
 }
 
 /*
@@ -784,7 +853,12 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
 	if (!dyn || !atomic_read(&dyn->entries))
 		return 0;
-	/* Entries added while we copy wait for the next fold. */
+	/*
+	 * Entries added while we copy wait for the next fold, and note
+	 * their expiries again; rs_fold_finish() notes those of the
+	 * copies it leaves in the hash.
+	 */
+	atomic64_set(&dyn->min_exp, 0);
 	cap = atomic_read(&dyn->entries);
 	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL_ACCOUNT);
 	if (!f->ents)
@@ -808,13 +882,15 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 			c->del = e->del;
 			c->charged = e->charged;
 			f->charged += e->charged;
+			if (!c->del && c->expires &&
+			    (!f->min_exp || c->expires < f->min_exp))
+				f->min_exp = c->expires;
 		}
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
-	sort(f->ents, f->n, sizeof(*f->ents), rs_fold_ent_cmp, NULL);
 	return 0;
 }
 
@@ -886,6 +962,9 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	u32 i, b;
 
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
+	/* nothing folded: the copies' expiries are pending again */
+	if (!ok && dyn)
+		rs_dyn_exp_note(dyn, f->min_exp);
 	for (i = 0; ok && dyn && i < f->n; i++) {
 		const struct rs_fold_ent *c = &f->ents[i];
 		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
@@ -897,6 +976,8 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		e = rs_dyn_find(dyn, b, &c->key, c->plen);
 		if (e && e->seq == c->seq && e->ver == c->ver)
 			rs_dyn_unlink(dyn, b, e);
+		else if (e && !e->del)
+			rs_dyn_exp_note(dyn, e->expires);
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
@@ -932,6 +1013,8 @@ int nfg_rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 	if (err)
 		return err;
 	for (;;) {
+		/* a fold short of room applies its adds in their order */
+		rs_fold_order(&f, mode == RS_FOLD_ALL);
 		err = rs_fold_apply(&u, &f, now, mode);
 		count = !err && expired ? nfg_rs_tree_expire(&u, now) : 0;
 		if (!err && (u.changed || count))
@@ -951,6 +1034,14 @@ int nfg_rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 		*expired = count + f.expired;
 	nfg_rs_update_end(&u);
 	rs_fold_finish(core, &f, !err);
+	if (!err) {
+		struct nfg_rs_dyn *dyn;
+
+		dyn = rcu_dereference_protected(core->dyn,
+						lockdep_is_held(&core->lock));
+		if (dyn)
+			WRITE_ONCE(dyn->since, 0);
+	}
 	return err;
 }
 
@@ -978,6 +1069,89 @@ int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
 	return err;
 }
 
+/*
+ * When a fold pays (see "Folding" above): the pending entries are at
+ * least 1/NFG_RS_FOLD_RATIO of the array's ranges, so that the O(ranges)
+ * rebuild is spread over that many adds; or they fill the hash to
+ * NFG_RS_FOLD_LOAD entries per bucket (the lookups' probe stays short,
+ * and this bounds the hash); or one of them expired (its memory and its
+ * slot of maxelem go back at its time, give or take a tick); or no new
+ * change came for NFG_RS_FOLD_QUIET (the set is quiet: lookups go back to
+ * the array alone); or entries have been pending for NFG_RS_FOLD_WAIT (a
+ * steady trickle folds that often, whatever the set's size).
+ */
+#define NFG_RS_FOLD_RATIO	2
+#define NFG_RS_FOLD_LOAD	2
+#define NFG_RS_FOLD_QUIET	HZ
+#define NFG_RS_FOLD_WAIT	(5 * HZ)
+
+/* Is a fold due at @now? The fold work's single caller; any context. */
+static bool rs_fold_due(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn,
+			u64 now)
+{
+	const struct nfg_rs_array *arr;
+	u64 ranges, seq, exp, since;
+	u32 n;
+
+	rcu_read_lock();
+	arr = rcu_dereference(core->arr);
+	ranges = arr ? arr->count : 0;
+	rcu_read_unlock();
+	n = atomic_read(&dyn->entries);
+	seq = atomic64_read(&dyn->seq);
+	exp = atomic64_read(&dyn->min_exp);
+	since = READ_ONCE(dyn->since);
+	if (!since) {
+		since = now;
+		WRITE_ONCE(dyn->since, now);
+	}
+	if (seq != dyn->last_seq || !dyn->quiet_since) {
+		dyn->last_seq = seq;
+		dyn->quiet_since = now;
+	}
+	return (u64)n * NFG_RS_FOLD_RATIO >= ranges ||
+	       (u64)n >= (u64)NFG_RS_FOLD_LOAD * (dyn->hmask + 1) ||
+	       (exp && exp <= now) ||
+	       now - dyn->quiet_since >= NFG_RS_FOLD_QUIET ||
+	       now - since >= NFG_RS_FOLD_WAIT;
+}
+
+/**
+ * nfg_rs_core_fold_lazy - the fold work's fold: only when it pays
+ * @core: the set
+ * @now: the current time (jiffies64)
+ * @again: set when entries are still pending: call again a tick later
+ *
+ * Lookups probe the hash after the array, so entries may wait there: the
+ * array is rebuilt only when enough of them have come to pay for it, or
+ * something else needs it (see rs_fold_due()). The control plane folds
+ * whatever is pending wherever it needs the whole set, and the expiry
+ * work folds with the ranges it expires. One caller at a time per set
+ * (the set's fold work). Process context.
+ *
+ * Return: 0 (folded, or not due yet) or -ENOMEM (nothing changed).
+ */
+int nfg_rs_core_fold_lazy(struct nfg_rs_core *core, u64 now, bool *again)
+{
+	/* fixed once set, freed with the set: no lock needed to use it */
+	struct nfg_rs_dyn *dyn = rcu_dereference_protected(core->dyn, 1);
+	int err;
+
+	*again = false;
+	if (!dyn || !atomic_read(&dyn->entries))
+		return 0;
+	if (!rs_fold_due(core, dyn, now)) {
+		*again = true;
+		return 0;
+	}
+	NFG_RS_RACE_POINT(core, RS_RACE_FOLD);
+	down_write(&core->lock);
+	err = nfg_rs_fold_locked(core, now, NULL);
+	up_write(&core->lock);
+	*again = err || atomic_read(&dyn->entries);
+	return err;
+}
+
 /* Drop every dynamic entry; under core->lock for writing (or last user). */
 void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 {
@@ -986,6 +1160,9 @@ void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 
 	if (!dyn)
 		return;
+	/* entries added meanwhile note theirs again */
+	atomic64_set(&dyn->min_exp, 0);
+	WRITE_ONCE(dyn->since, 0);
 	for (b = 0; b <= dyn->hmask; b++) {
 		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
 

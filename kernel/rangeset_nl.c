@@ -181,10 +181,11 @@ static void nfg_rs_expire_work(struct work_struct *work)
 }
 
 /*
- * Fold the packet path's dynamic entries into the array, then arm the
- * expiry work for what they brought. On failure (-ENOMEM, or -ENOSPC
- * when an entry would split a range beyond maxelem) the entries keep
- * matching from the hash; try again a second later.
+ * Fold the packet path's dynamic entries into the array when it pays
+ * (nfg_rs_core_fold_lazy()), then arm the expiry work for what they
+ * brought. While entries are pending, look again a tick later; on
+ * failure (-ENOMEM) the entries keep matching from the hash: try again
+ * a second later.
  */
 static void nfg_rs_fold_work(struct work_struct *work)
 {
@@ -192,15 +193,16 @@ static void nfg_rs_fold_work(struct work_struct *work)
 						struct nfg_rangeset,
 						fold_work);
 	struct mem_cgroup *old;
+	bool again;
 	int err;
 
 	/* Charged to the set's creator, not to whoever this worker last ran for. */
 	old = set_active_memcg(set->memcg);
-	err = nfg_rs_core_fold(&set->core, get_jiffies_64());
+	err = nfg_rs_core_fold_lazy(&set->core, get_jiffies_64(), &again);
 	set_active_memcg(old);
-	if (err)
+	if (again)
 		queue_delayed_work(system_power_efficient_wq, &set->fold_work,
-				   HZ);
+				   err ? HZ : NFG_RS_EXPIRE_TICK);
 	nfg_rs_expire_arm(set);
 }
 

@@ -2063,6 +2063,210 @@ static void test_dyn_cp_fold_now(void)
 	set_fini(&c);
 }
 
+/* ---- lazy folds: the fold work folds only when it pays --------------- */
+
+/* @n ranges 1000, 1010, ... (single addresses), permanent */
+static void lazy_set(struct nfg_rs_core *c, u32 n, u32 maxelem)
+{
+	u32 i;
+
+	dyn_set(c, false, maxelem);
+	for (i = 0; i < n; i++)
+		CHECK_EQ(add1(c, r4(1000 + 10 * i, 1000 + 10 * i)), 0);
+}
+
+/* One run of the fold work at @now: did it publish? */
+static bool lazy_fold(struct nfg_rs_core *c, u64 now, bool *again)
+{
+	const struct nfg_rs_array *arr = rcu_dereference(c->arr);
+	u32 gen = c->gen;
+
+	CHECK_EQ(nfg_rs_core_fold_lazy(c, now, again), 0);
+	return rcu_dereference(c->arr) != arr || c->gen != gen;
+}
+
+/*
+ * Adds below the threshold (half the array's ranges) never rebuild the
+ * array, however many ticks the work looks at them while they come;
+ * they match from the hash. The add that reaches it folds them all.
+ */
+static void test_dyn_lazy_threshold(void)
+{
+	struct nfg_rs_core c;
+	bool again;
+	u32 i;
+	u64 now = 1;
+
+	lazy_set(&c, 100, 1000);
+	for (i = 0; i < 49; i++) {
+		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, now),
+			 NFG_RS_DYN_DONE);
+		/* the work looks after every add, never quiet for a second */
+		CHECK(!lazy_fold(&c, now, &again));
+		CHECK(again);
+		now++;
+	}
+	CHECK_EQ(dyn_count(&c), 49);
+	CHECK_EQ(c.count, 100);
+	for (i = 0; i < 49; i++)
+		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
+	CHECK(!nfg_rs_core_match4(&c, 99, now));
+	CHECK_EQ(dadd4(&c, 99, 32, 0, false, now), NFG_RS_DYN_DONE);
+	CHECK(lazy_fold(&c, now, &again));
+	CHECK(!again);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK_EQ(c.count, 150);
+	for (i = 0; i < 50; i++)
+		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
+	/* nothing pending: nothing to do, no rebuild */
+	CHECK(!lazy_fold(&c, now, &again));
+	CHECK(!again);
+	set_fini(&c);
+
+	/* an empty set: the first entry already pays */
+	dyn_set(&c, false, 1000);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(!again);
+	EXPECT(&c, r4(5, 5));
+	set_fini(&c);
+}
+
+/* The hash's bound: two entries per bucket fold whatever the array's size. */
+static void test_dyn_lazy_bound(void)
+{
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_core c;
+	bool again;
+	u32 i, bound;
+
+	lazy_set(&c, 100, 1000);
+	dyn = rcu_dereference(c.dyn);
+	/* 4 buckets (still empty: no entry hashed with the old mask) */
+	dyn->hmask = 3;
+	bound = NFG_RS_FOLD_LOAD * 4;
+	CHECK(bound * NFG_RS_FOLD_RATIO < 100);
+	for (i = 0; i + 1 < bound; i++) {
+		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, 1),
+			 NFG_RS_DYN_DONE);
+		CHECK(!lazy_fold(&c, 1, &again));
+		CHECK(again);
+	}
+	CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(!again);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK_EQ(c.count, 100 + bound);
+	set_fini(&c);
+}
+
+/*
+ * A pending entry that expires goes at its time (its slot of maxelem
+ * with it); a quiet set folds after a second; a steady trickle after 5 s.
+ */
+static void test_dyn_lazy_when(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+	bool again;
+	u64 now;
+
+	/* expiry: a set at maxelem takes adds again at the entry's expiry */
+	lazy_set(&c, 100, 102);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 6, 32, 50, false, 10), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 10), -ENOSPC);
+	CHECK(!lazy_fold(&c, 10, &again));
+	CHECK(!lazy_fold(&c, 49, &again));
+	CHECK(again);
+	CHECK(!nfg_rs_core_match4(&c, 6, 50));
+	CHECK(lazy_fold(&c, 50, &again));
+	CHECK(!again);
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.expiries, 1);
+	CHECK_EQ(c.count, 101);
+	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 50), NFG_RS_DYN_DONE);
+	set_fini(&c);
+
+	/* quiet: a second without a new change */
+	lazy_set(&c, 100, 1000);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK(!lazy_fold(&c, 1, &again));
+	CHECK(!lazy_fold(&c, 1 + HZ / 2, &again));
+	/* a change restarts the second, from the work's next look */
+	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 1 + HZ / 2), NFG_RS_DYN_DONE);
+	CHECK(!lazy_fold(&c, 1 + HZ, &again));
+	CHECK(!lazy_fold(&c, 2 * HZ, &again));
+	CHECK(again);
+	CHECK(lazy_fold(&c, 1 + 2 * HZ, &again));
+	CHECK(!again);
+	CHECK_EQ(c.count, 102);
+	set_fini(&c);
+
+	/* a trickle, never quiet for a second: folded after 5 s */
+	lazy_set(&c, 100, 1000);
+	for (now = 1; now < 1 + NFG_RS_FOLD_WAIT; now += HZ / 2) {
+		CHECK_EQ(dadd4(&c, 2 * (u32)now, 32, 0, false, now),
+			 NFG_RS_DYN_DONE);
+		CHECK(!lazy_fold(&c, now, &again));
+		CHECK(again);
+	}
+	CHECK(lazy_fold(&c, now, &again));
+	CHECK(!again);
+	CHECK_EQ(dyn_count(&c), 0);
+	set_fini(&c);
+}
+
+static void race_add_delete(struct nfg_rs_core *c)
+{
+	/* between the work's decision and its fold, on another CPU */
+	CHECK_EQ(dadd4(c, 3, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(c, 1000, 32), NFG_RS_DYN_DONE);
+}
+
+static u32 race_gen;
+
+static void race_cp_add(struct nfg_rs_core *c)
+{
+	/* the control plane folds everything first */
+	CHECK_EQ(add1(c, r4(2, 2)), 0);
+	race_gen = c->gen;
+}
+
+/*
+ * Changes that come between the fold work's decision and its fold are
+ * folded with the rest, in order; a control-plane fold meanwhile leaves
+ * the work nothing to do and it publishes nothing more.
+ */
+static void test_dyn_race_lazy(void)
+{
+	struct nfg_rs_core c;
+	bool again;
+	u32 gen;
+
+	dyn_set(&c, false, 1000);
+	CHECK_EQ(add1(&c, r4(1000, 1000)), 0);
+	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	race_arm(&c, RS_RACE_FOLD, race_add_delete);
+	CHECK(lazy_fold(&c, 1, &again));
+	CHECK_EQ(race.ran, 1);
+	CHECK(!again);
+	CHECK_EQ(dyn_count(&c), 0);
+	EXPECT(&c, r4(3, 3), r4(5, 5));
+
+	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	race_arm(&c, RS_RACE_FOLD, race_cp_add);
+	gen = c.gen;
+	CHECK_EQ(nfg_rs_core_fold_lazy(&c, 1, &again), 0);
+	CHECK_EQ(race.ran, 1);
+	CHECK(!again);
+	/* the control plane's publication only */
+	CHECK(race_gen != gen);
+	CHECK_EQ(c.gen, race_gen);
+	EXPECT(&c, r4(2, 3), r4(5, 5), r4(7, 7));
+	set_fini(&c);
+}
+
 /*
  * No memory for the fold: the expiry goes on without it, the entries
  * keep deciding from the hash and fold later.
@@ -2278,6 +2482,10 @@ int main(void)
 	run("dyn_expire_nofold", test_dyn_expire_nofold);
 	run("dyn_exist_later", test_dyn_exist_later);
 	run("dyn_update1", test_dyn_update1);
+	run("dyn_lazy_threshold", test_dyn_lazy_threshold);
+	run("dyn_lazy_bound", test_dyn_lazy_bound);
+	run("dyn_lazy_when", test_dyn_lazy_when);
+	run("dyn_race_lazy", test_dyn_race_lazy);
 
 	return utest_summary();
 }

@@ -10,9 +10,11 @@
 #                             rangeset   -m rangeset --match-set nfb src -j DROP; -j DROP
 #                             rangeset-dyn  the same on nfbd = the same 100k +
 #                                        >= 10k packet-path entries
-#                           Packet-path entries wait in the set's hash for at
-#                           most a tick (a quarter second), then the fold moves
-#                           them into the array: in steady state "10k dynamic
+#                           Packet-path entries wait in the set's hash until a
+#                           fold pays (issue 29: half the array's size, 2 per
+#                           bucket, or a second after the flood stops), then
+#                           the fold moves them into the array: in steady
+#                           state (the case waits for it) "10k dynamic
 #                           entries present" is 10k more ranges in the array
 #                           and a lookup's test of the (empty) hash's prefix
 #                           bitmap; that is what rangeset-dyn measures.

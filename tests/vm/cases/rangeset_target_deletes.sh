@@ -47,7 +47,7 @@ for fam in 4 6; do
 		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m length --length 700:800 \
 			-j RANGESET --del-set pfx$fam src --prefix $pfx || nfg_fail "$t: add/del rules"
 	nfg_client $ping -c 1 -W 2 -s 720 $s >/dev/null || nfg_fail "$t: ping through add/del"
-	nfg_wait_until 60 test "$(hdr pfx$fam 'Packet deletes')" = 1 || nfg_fail "$t: no delete counted"
+	nfg_wait_until 60 eval "[ \"\$(hdr pfx$fam 'Packet deletes')\" = 1 ]" || nfg_fail "$t: no delete counted"
 	nfg_assert_eq 1 "$(hdr pfx$fam 'Packet adds')" "$t: adds"
 	absent pfx$fam $c || nfg_fail "$t: the /$pfx delete after the add left $c in the set"
 	nfg_assert_eq "" "$(rs list pfx$fam | sed -n '/^Members:/,$p' | sed 1d)" "$t: members after add+del"
@@ -59,8 +59,8 @@ for fam in 4 6; do
 		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -p $p -m length --length 900:1000 \
 			-j RANGESET --add-set late$fam src || nfg_fail "$t: del/add rules"
 	nfg_client $ping -c 1 -W 2 -s 920 $s >/dev/null || nfg_fail "$t: ping through del/add"
-	nfg_wait_until 60 test "$(hdr late$fam 'Packet adds')" = 1 || nfg_fail "$t: no add counted"
-	nfg_wait_until 60 test "$(hdr late$fam 'Dynamic')" = 0 || nfg_fail "$t: entries not folded"
+	nfg_wait_until 60 eval "[ \"\$(hdr late$fam 'Packet adds')\" = 1 ]" || nfg_fail "$t: no add counted"
+	nfg_wait_until 60 eval "[ \"\$(hdr late$fam Dynamic)\" = 0 ]" || nfg_fail "$t: entries not folded"
 	nfg_assert_ok "$t: the add after the prefix delete keeps $c" rs test late$fam $c
 	nfg_assert_eq 1 "$(rs list late$fam | sed -n '/^Members:/,$p' | sed 1d | wc -l)" "$t: members after del+add"
 	nfg_log "$t: ok"
