@@ -750,6 +750,39 @@ static void test_add_exact(void)
 }
 
 /*
+ * One packet forgets at most NFG_KCL_GC_BATCH ended entries: when more of a
+ * key end at once, the rest count (an upper bound, over the limit) until
+ * the key's next packets have forgotten them too.
+ */
+static void test_verify_batch(void)
+{
+	const unsigned int n = NFG_KCL_GC_BATCH + 500;
+	struct nfg_kcl_key key = k4(0x0a000104);
+	struct fake_ct **ct = calloc(n, sizeof(*ct));
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK(ct);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, key, ct[i], &cnt), 0);
+	}
+	/* all but the newest three end at once */
+	for (i = 0; i < n - 3; i++)
+		ct_kill(ct[i]);
+	fake_now = 60;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &env0), n - NFG_KCL_GC_BATCH);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &env0), 3);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 3, fake_now, &env0), 3);
+	for (i = n - 3; i < n; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &env0), 0);
+	free(ct);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
  * The sweep leaves a key whose every entry a packet checked within the last
  * period (@fresh ticks) to the packets, and checks it once the period has
  * passed, a key no packet checked, or every key when @fresh is 0.
@@ -1276,6 +1309,7 @@ int main(void)
 	run("dup_many", test_dup_many);
 	run("count_check", test_count_check);
 	run("add_exact", test_add_exact);
+	run("verify_batch", test_verify_batch);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
