@@ -354,6 +354,20 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 }
 
 /*
+ * Slot lock held: for the insert's GC (memory), has @c ended? A pending
+ * entry within its grace is left alone without a lookup: it cannot be
+ * forgotten yet, and under a flood of SYNs that a later rule drops, the
+ * lookups of the fresh entries (never found) were most of an insert's cost.
+ * Its conntrack is found later, by a verdict's check, the sweep, or the GC
+ * once the grace is over.
+ */
+static bool nfg_kcl_gc_dead(struct nfg_kcl_node *n, struct nfg_kcl_conn *c,
+			    const void *env)
+{
+	return !nfg_kcl_conn_young(c, env) && nfg_kcl_dead(n, c, env);
+}
+
+/*
  * Slot lock held: check up to @head entries of @n from its head and forget
  * those that ended; live ones are rotated to the tail, so that successive
  * calls cover a long key. The insert's bounded GC (memory, not counts: the
@@ -369,7 +383,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	if (head >= n->count) {
 		/* In place: rotating would only check them again. */
 		list_for_each_entry_safe(c, tmp, &n->conns, node) {
-			if (nfg_kcl_dead(n, c, env)) {
+			if (nfg_kcl_gc_dead(n, c, env)) {
 				nfg_kcl_evict(t, n, c, dead);
 				evicted++;
 			}
@@ -378,7 +392,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_dead(n, c, env)) {
+		if (nfg_kcl_gc_dead(n, c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			evicted++;
 		} else {
@@ -399,7 +413,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Newest first: abandoned unconfirmed entries sit at the tail. */
 	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
 		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-		if (!nfg_kcl_dead(n, c, env))
+		if (!nfg_kcl_gc_dead(n, c, env))
 			break;
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
