@@ -98,11 +98,15 @@
  * the limit, whatever the rest are) or the list ends (the exact count).
  * A packet thus pays at most limit + 1 checks of live entries (a few
  * loads each: resolved entries hold their conntrack), and each ended
- * entry is forgotten once. nf_conncount checks a key's list at most once
- * a jiffy, with a trylock, and a count between two checks still holds
- * connections that ended: kconnlimit gives its verdicts at every packet,
- * with no settle time (test: kconnlimit_exact, against the client's own
- * count, with two CPUs on one slot lock).
+ * entry is forgotten once; one packet forgets at most NFG_KCL_GC_BATCH
+ * of them, then counts the rest as they are (still an upper bound, over
+ * the limit), so when more than that many connections of a key end at
+ * once (conntrack -F) the next packets of the key pay for them in turn.
+ * nf_conncount checks a key's list at most once a jiffy, with a trylock,
+ * and a count between two checks still holds connections that ended:
+ * kconnlimit gives its verdicts at every packet, with no settle time
+ * (test: kconnlimit_exact, against the client's own count, with two CPUs
+ * on one slot lock).
  *
  * GC: memory, not counts, in bounded steps on the packet path and complete
  * in a worker.
@@ -350,6 +354,20 @@ static void nfg_kcl_unlink(struct nfg_kcl_table *t,
 }
 
 /*
+ * Slot lock held: for the insert's GC (memory), has @c ended? A pending
+ * entry within its grace is left alone without a lookup: it cannot be
+ * forgotten yet, and under a flood of SYNs that a later rule drops, the
+ * lookups of the fresh entries (never found) were most of an insert's cost.
+ * Its conntrack is found later, by a verdict's check, the sweep, or the GC
+ * once the grace is over.
+ */
+static bool nfg_kcl_gc_dead(struct nfg_kcl_node *n, struct nfg_kcl_conn *c,
+			    const void *env)
+{
+	return !nfg_kcl_conn_young(c, env) && nfg_kcl_dead(n, c, env);
+}
+
+/*
  * Slot lock held: check up to @head entries of @n from its head and forget
  * those that ended; live ones are rotated to the tail, so that successive
  * calls cover a long key. The insert's bounded GC (memory, not counts: the
@@ -365,7 +383,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	if (head >= n->count) {
 		/* In place: rotating would only check them again. */
 		list_for_each_entry_safe(c, tmp, &n->conns, node) {
-			if (nfg_kcl_dead(n, c, env)) {
+			if (nfg_kcl_gc_dead(n, c, env)) {
 				nfg_kcl_evict(t, n, c, dead);
 				evicted++;
 			}
@@ -374,7 +392,7 @@ static unsigned int nfg_kcl_walk(struct nfg_kcl_table *t,
 	}
 	for (i = 0; i < head; i++) {
 		c = list_first_entry(&n->conns, struct nfg_kcl_conn, node);
-		if (nfg_kcl_dead(n, c, env)) {
+		if (nfg_kcl_gc_dead(n, c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			evicted++;
 		} else {
@@ -395,7 +413,7 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
 	/* Newest first: abandoned unconfirmed entries sit at the tail. */
 	for (i = 0; i < NFG_KCL_GC_TAIL && !list_empty(&n->conns); i++) {
 		c = list_entry(n->conns.prev, struct nfg_kcl_conn, node);
-		if (!nfg_kcl_dead(n, c, env))
+		if (!nfg_kcl_gc_dead(n, c, env))
 			break;
 		nfg_kcl_evict(t, n, c, dead);
 		evicted++;
@@ -413,8 +431,8 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
  * whatever the others are: returned as @limit + 1) or the list ends (the
  * count is exact: @n->count). @self (the packet's own entry, or NULL) is
  * live without a check. A walk to the end records @now for the sweep.
- * Cost: at most @limit + 1 live entries (a few loads each), plus the ended
- * ones, each forgotten once.
+ * Cost: at most @limit + 1 live entries (a few loads each), plus at most
+ * NFG_KCL_GC_BATCH ended ones (each forgotten once).
  */
 static unsigned int nfg_kcl_verify(struct nfg_kcl_table *t,
 				   struct nfg_kcl_node *n, u32 limit,
@@ -422,13 +440,22 @@ static unsigned int nfg_kcl_verify(struct nfg_kcl_table *t,
 				   struct list_head *dead, const void *env,
 				   u32 now, unsigned int *evicted)
 {
+	unsigned int live = 0, here = 0;
 	struct nfg_kcl_conn *c, *tmp;
-	unsigned int live = 0;
 
 	list_for_each_entry_safe(c, tmp, &n->conns, node) {
 		if (c != self && nfg_kcl_dead(n, c, env)) {
 			nfg_kcl_evict(t, n, c, dead);
 			(*evicted)++;
+			/*
+			 * Bound one packet's work (BHs off, the slot's other
+			 * packets waiting): past NFG_KCL_GC_BATCH ended entries,
+			 * the remembered count is the answer (an upper bound:
+			 * exact enough at or under the limit, taken as over
+			 * above it), the key's next packets go on from there.
+			 */
+			if (++here == NFG_KCL_GC_BATCH && live < n->count)
+				return n->count;
 			continue;
 		}
 		if (++live > limit)

@@ -26,7 +26,7 @@
 
 /*
  * Per insert (memory, not counts): entries checked from the tail, and from
- * the head (rotated).
+ * the head (rotated); pending ones within their grace are skipped.
  */
 #define NFG_KCL_GC_TAIL		2
 #define NFG_KCL_GC_HEAD		4
@@ -185,6 +185,13 @@ extern atomic_t nfg_kcl_live_objects;
  * what the caller of nfg_kcl_add() / nfg_kcl_gc() passed. Slot lock held.
  */
 bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *env);
+/*
+ * True when @c is pending and within its grace: it counts unless a lookup
+ * finds its conntrack ended (only nfg_kcl_conn_dead() can tell), and it
+ * cannot be forgotten yet, so a GC that only frees memory skips it without
+ * a lookup. No side effect. Slot lock held.
+ */
+bool nfg_kcl_conn_young(const struct nfg_kcl_conn *c, const void *env);
 /* Drop the reference in c->ct, if any. After the slot lock. */
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c);
 

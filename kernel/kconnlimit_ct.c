@@ -120,6 +120,14 @@ bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 	return false;
 }
 
+bool nfg_kcl_conn_young(const struct nfg_kcl_conn *c, const void *arg)
+{
+	const struct nfg_kcl_env *env = arg;
+	u32 grace = c->refused ? NFG_KCL_GRACE_REFUSED : env->grace;
+
+	return !c->ct && !env->drain && (u32)jiffies - c->stamp < grace;
+}
+
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 {
 	if (c->ct)

@@ -572,6 +572,9 @@ static void s_open(int s, int reuse)
 	if (k->sfd < 0)
 		die("accept (strict)");
 	x->port[x->n] = local_port(fd);
+	/* a new port may be the last closed one: not free to reuse then */
+	if (!reuse && x->port[x->n] == x->lastport)
+		x->lastport = 0;
 	x->n++;
 	/* the SYN counted itself, the UDP flow and the live ones */
 	want = x->n + 1 > s_limit;

@@ -233,6 +233,14 @@ bool nfg_kcl_conn_dead(struct nfg_kcl_conn *c, const void *arg)
 	return __atomic_load_n(&ct->dead, __ATOMIC_ACQUIRE);
 }
 
+bool nfg_kcl_conn_young(const struct nfg_kcl_conn *c, const void *arg)
+{
+	const struct fake_env *env = arg;
+	u32 grace = c->refused ? env->refused : env->grace;
+
+	return !c->ct && fake_now - c->stamp < grace;
+}
+
 void nfg_kcl_conn_release(struct nfg_kcl_conn *c)
 {
 	if (c->ct)
@@ -733,10 +741,12 @@ static void test_add_exact(void)
 		CHECK_EQ(conn_lim(&t, key, ct[i], 3, &pend, &cnt), 0);
 		CHECK_EQ(cnt, i < 3 ? i + 1 : 4);
 	}
-	/* all but two end: a new one is the third, under a limit of 3 */
+	/* the sweep found them confirmed; all but two end */
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &pend, fake_now, 0), 0);
 	for (i = 0; i < 18; i++)
 		ct_kill(ct[i]);
 	x = ct_new();
+	/* a new one is the third, under a limit of 3 */
 	CHECK_EQ(conn_lim(&t, key, x, 3, &pend, &cnt), 0);
 	CHECK_EQ(cnt, 3);
 	CHECK(!t.slots[nfg_kcl_hash(&t, &key)]->newest->refused);
@@ -746,6 +756,71 @@ static void test_add_exact(void)
 	ct_kill(ct[18]);
 	ct_kill(ct[19]);
 	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &pend), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * Issue 28 (flood cost): SYNs that pass the rule and are dropped after it
+ * (never confirmed) cost one conntrack lookup each, when their grace is
+ * over and the insert's GC forgets them: none while they are young.
+ */
+static void test_flood_lookups(void)
+{
+	const struct fake_env flood = { .grace = 2, .refused = 2 };
+	const struct nfg_kcl_key key = k4(0x0a000105);
+	struct nfg_kcl_table t;
+	unsigned long lookups;
+	unsigned int i, cnt;
+	struct fake_ct *x;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	lookups = fake_lookups;
+	for (i = 0; i < 1000; i++) {
+		fake_now = 1000 + i / 3;	/* three SYNs of the key a tick */
+		x = ct_new_state(0);
+		CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+		CHECK(cnt <= 9);
+		ct_put(x);	/* dropped after the rule */
+	}
+	CHECK(fake_lookups - lookups <= 1000);
+	CHECK(nfg_kcl_count(&t, &key) <= 9);
+	fake_now += 10;
+	cnt = nfg_kcl_count(&t, &key);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &flood, fake_now, 0), cnt);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * One packet forgets at most NFG_KCL_GC_BATCH ended entries: when more of a
+ * key end at once, the rest count (an upper bound, over the limit) until
+ * the key's next packets have forgotten them too.
+ */
+static void test_verify_batch(void)
+{
+	const unsigned int n = NFG_KCL_GC_BATCH + 500;
+	struct nfg_kcl_key key = k4(0x0a000104);
+	struct fake_ct **ct = calloc(n, sizeof(*ct));
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK(ct);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, key, ct[i], &cnt), 0);
+	}
+	/* all but the newest three end at once */
+	for (i = 0; i < n - 3; i++)
+		ct_kill(ct[i]);
+	fake_now = 60;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &env0), n - NFG_KCL_GC_BATCH);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 2, fake_now, &env0), 3);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 3, fake_now, &env0), 3);
+	for (i = n - 3; i < n; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &env0), 0);
+	free(ct);
 	nfg_kcl_table_destroy(&t);
 }
 
@@ -1276,6 +1351,8 @@ int main(void)
 	run("dup_many", test_dup_many);
 	run("count_check", test_count_check);
 	run("add_exact", test_add_exact);
+	run("verify_batch", test_verify_batch);
+	run("flood_lookups", test_flood_lookups);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
