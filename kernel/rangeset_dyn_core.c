@@ -1183,8 +1183,11 @@ void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
  * @seed: hash seed (random in the kernel)
  *
  * Called by each RANGESET rule's checkentry; the first one allocates.
- * Buckets: maxelem rounded up to a power of two, within [64, 16384]
- * (longer chains only in sets over 16k entries); bucket locks: at most 256.
+ * Buckets: maxelem rounded up to a power of two, within [64, 65536]
+ * (512 KiB of bucket heads at most, as ipset's hashsize 65536): the
+ * hash holds up to NFG_RS_FOLD_LOAD entries per bucket before a fold is
+ * due, so a large set takes a flood of 128k new addresses before its
+ * array is rebuilt; bucket locks: at most 256.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -1201,7 +1204,7 @@ int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed)
 	down_write(&core->lock);
 	if (rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock)))
 		goto out;
-	while (nb < core->maxelem && nb < 16384)
+	while (nb < core->maxelem && nb < 65536)
 		nb *= 2;
 	nl = min_t(u32, nb, 256);
 	size = struct_size(dyn, buckets, nb);

@@ -2140,6 +2140,15 @@ static void test_dyn_lazy_bound(void)
 	bool again;
 	u32 i, bound;
 
+	/* buckets: maxelem's power of two, 64..65536 */
+	dyn_set(&c, false, 100);
+	CHECK_EQ(rcu_dereference(c.dyn)->hmask, 127);
+	set_fini(&c);
+	dyn_set(&c, false, NFG_RS_MAXELEM_LIMIT);
+	CHECK_EQ(rcu_dereference(c.dyn)->hmask, 65535);
+	CHECK_EQ(rcu_dereference(c.dyn)->lmask, 255);
+	set_fini(&c);
+
 	lazy_set(&c, 100, 1000);
 	dyn = rcu_dereference(c.dyn);
 	/* 4 buckets (still empty: no entry hashed with the old mask) */
