@@ -720,6 +720,7 @@ for f in "$@"; do
 		for c in $cmds; do
 			k=$((k + 1))
 			cnt=$tmp/$k
+			t0=$SECONDS
 			unshare -n -- bash "$SELF" --worker "$VERBOSE" "$c-$v" "$f" "$cnt"
 			if [ -s "$cnt" ]; then
 				read -r p fl <"$cnt"
@@ -727,7 +728,7 @@ for f in "$@"; do
 				echo "FAIL $f [$c-$v] runner worker died (no result)"
 				p=0 fl=1
 			fi
-			printf '%s [%s]: %d passed, %d failed\n' "$f" "$c-$v" "$p" "$fl"
+			printf '%s [%s]: %d passed, %d failed (%ds)\n' "$f" "$c-$v" "$p" "$fl" $((SECONDS - t0))
 			total_pass=$((total_pass + p))
 			total_fail=$((total_fail + fl))
 		done
