@@ -68,6 +68,7 @@
 #include <net/xfrm.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_conntrack_core.h>
+#include <net/netfilter/nf_conntrack_seqadj.h>
 #include <net/netfilter/nf_conntrack_synproxy.h>
 #include <net/netfilter/nf_conntrack_zones.h>
 #include <net/netfilter/nf_synproxy.h>
@@ -1268,9 +1269,108 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
 }
 
 /*
+ * The TSecr of nf_synproxy_core's ACK to the server. It answers the
+ * server's SYN-ACK with that ACK, echoing the SYN-ACK's TSval, but it sets
+ * the connection's timestamp offset (tsoff = TSval - its) before sending
+ * it, so its own POST_ROUTING hook translates the echo once more, as if a
+ * client had echoed our clock: the server gets TSval + tsoff. Linux 7.x's
+ * tcp_check_req() drops an ACK that echoes no TSval it sent
+ * (TcpExtTSEcrRejected); a real client's next segment then completes the
+ * handshake, an idle or crafted client's never does. This hook (after
+ * nf_synproxy_core's and conntrack's) takes the second translation back on
+ * exactly that ACK: a pure ACK in the original direction of a synproxy
+ * connection whose sequence adjustment is not set yet (nf_synproxy_core
+ * sets it right after sending the ACK) and whose TSecr is its + 2 * tsoff.
+ */
+static unsigned int nfg_sc_server_ack_hook(void *priv, struct sk_buff *skb,
+					   const struct nf_hook_state *state)
+{
+	const struct nf_conn_synproxy *sp;
+	enum ip_conntrack_info ctinfo;
+	unsigned int thoff, optoff, optend;
+	struct nf_conn_seqadj *seqadj;
+	struct tcphdr *th, _th;
+	struct nf_conn *ct;
+	u32 tsecr, want;
+	u8 *op;
+
+	ct = nf_ct_get(skb, &ctinfo);
+	if (!ct || CTINFO2DIR(ctinfo) != IP_CT_DIR_ORIGINAL ||
+	    nf_ct_protonum(ct) != IPPROTO_TCP)
+		return NF_ACCEPT;
+	sp = nfct_synproxy(ct);
+	seqadj = nfct_seqadj(ct);
+	if (!sp || !sp->tsoff || !seqadj ||
+	    seqadj->seq[IP_CT_DIR_REPLY].offset_after)
+		return NF_ACCEPT;
+	/* nf_synproxy_core's packets have no transport header offset set */
+	if (state->pf == NFPROTO_IPV6) {
+		u8 nexthdr = ipv6_hdr(skb)->nexthdr;
+		__be16 frag_off;
+		int off;
+
+		off = ipv6_skip_exthdr(skb, sizeof(struct ipv6hdr), &nexthdr, &frag_off);
+		if (off < 0 || nexthdr != IPPROTO_TCP)
+			return NF_ACCEPT;
+		thoff = off;
+	} else {
+		thoff = ip_hdrlen(skb);
+	}
+	th = skb_header_pointer(skb, thoff, sizeof(_th), &_th);
+	if (!th || th->syn || th->rst || th->fin || !th->ack ||
+	    th->doff * 4 < sizeof(*th) || skb->len != thoff + th->doff * 4)
+		return NF_ACCEPT;
+	optoff = thoff + sizeof(*th);
+	optend = thoff + th->doff * 4;
+	if (skb_ensure_writable(skb, optend))
+		return NF_ACCEPT;
+	th = (struct tcphdr *)(skb->data + thoff);
+	want = sp->its + 2 * sp->tsoff;
+	while (optoff < optend) {
+		op = skb->data + optoff;
+		if (op[0] == TCPOPT_EOL)
+			break;
+		if (op[0] == TCPOPT_NOP) {
+			optoff++;
+			continue;
+		}
+		if (optoff + 1 == optend || op[1] < 2 || optoff + op[1] > optend)
+			break;
+		if (op[0] == TCPOPT_TIMESTAMP && op[1] == TCPOLEN_TIMESTAMP) {
+			tsecr = get_unaligned_be32(&op[6]);
+			if (tsecr != want)
+				break;
+			put_unaligned_be32(tsecr - sp->tsoff, &op[6]);
+			inet_proto_csum_replace4(&th->check, skb, cpu_to_be32(tsecr),
+						 cpu_to_be32(tsecr - sp->tsoff), false);
+			break;
+		}
+		optoff += op[1];
+	}
+	return NF_ACCEPT;
+}
+
+/* [0] IPv4, [1] IPv6: last, after nf_synproxy_core's hooks */
+static const struct nf_hook_ops nfg_sc_server_ack_ops[2] = {
+	{
+		.hook		= nfg_sc_server_ack_hook,
+		.pf		= NFPROTO_IPV4,
+		.hooknum	= NF_INET_POST_ROUTING,
+		.priority	= NF_IP_PRI_LAST,
+	},
+	{
+		.hook		= nfg_sc_server_ack_hook,
+		.pf		= NFPROTO_IPV6,
+		.hooknum	= NF_INET_POST_ROUTING,
+		.priority	= NF_IP6_PRI_LAST,
+	},
+};
+
+/*
  * Proxy mode needs conntrack in this netns (reference counted by its owner,
- * one reference per rule) and nf_synproxy_core's hooks (one hold per netns
- * and family, counted in nfg_sc_hooks under its lock: see there why).
+ * one reference per rule) and nf_synproxy_core's hooks with ours after them
+ * (one hold per netns and family, counted in nfg_sc_hooks under its lock:
+ * see there why).
  */
 static int syncookie_proxy_get(struct net *net, u8 family)
 {
@@ -1290,6 +1390,14 @@ static int syncookie_proxy_get(struct net *net, u8 family)
 			err = nf_synproxy_ipv4_init(snet, net);
 		if (err)
 			goto err_unlock;
+		err = nf_register_net_hook(net, &nfg_sc_server_ack_ops[family == NFPROTO_IPV6]);
+		if (err) {
+			if (family == NFPROTO_IPV6)
+				nf_synproxy_ipv6_fini(snet, net);
+			else
+				nf_synproxy_ipv4_fini(snet, net);
+			goto err_unlock;
+		}
 	}
 	(*refs)++;
 	mutex_unlock(&h->lock);
@@ -1312,6 +1420,7 @@ static void syncookie_proxy_put(struct net *net, u8 family)
 
 	mutex_lock(&h->lock);
 	if (!WARN_ON_ONCE(!*refs) && !--*refs) {
+		nf_unregister_net_hook(net, &nfg_sc_server_ack_ops[family == NFPROTO_IPV6]);
 		if (family == NFPROTO_IPV6)
 			nf_synproxy_ipv6_fini(snet, net);
 		else

@@ -83,11 +83,6 @@ for abi in $kabis; do
 	[ "${#kcases[@]}" -eq "${#cases[@]}" ] || echo "== $abi: ${#kcases[@]} of the ${#cases[@]} cases ($NFG_VM_CHROOT_CASES)"
 	kp=$parts
 	[ "$kp" -le "${#kcases[@]}" ] || kp=${#kcases[@]}
-	# xt_runner's .t files test the plugins, the same userspace on every
-	# kernel: the first kernel runs every check, the others leave the
-	# option parser's own rejections to it (run-xt.sh -o)
-	xtfull=${NFG_VM_XT_FULL:-0}
-	[ "$abi" != "${kabis%% *}" ] || xtfull=1
 	kparts[$abi]=$kp
 	for ((p = 1; p <= kp; p++)); do
 		part=()
@@ -97,7 +92,7 @@ for abi in $kabis; do
 		rm -f "$out/summary"
 		tag=$abi
 		[ "$parts" -eq 1 ] || tag="$abi/$p"
-		NFG_VM_XT_FULL=$xtfull "$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${part[@]}" 2>&1 |
+		"$here/run.sh" -k "$abi" "${topt[@]}" -o "$out" "${part[@]}" 2>&1 |
 			tee "$log" | sed -u "s|^|[$tag] |" &
 		pid[$abi/$p]=$!
 		nparts[$abi/$p]=${#part[@]}

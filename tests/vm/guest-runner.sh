@@ -176,7 +176,7 @@ while IFS=$'\t' read -r timeout_s case_path <&7; do
 		export HOME=/tmp TMPDIR=/tmp LANG=C TERM=dumb PATH="$casepath" \
 			NFG_TOP NFG_KABI NFG_KMOD_DIR="$NFG_TOP/build/kernel/$NFG_KABI" \
 			XTABLES_LIBDIR="$xtdir" NFG_CASE="$name" NFG_ARTIFACTS="$base.d" \
-			NFG_CASE_TIMEOUT="$timeout_s" NFG_XT_FULL="${ENV[NFG_XT_FULL]:-1}"
+			NFG_CASE_TIMEOUT="$timeout_s"
 		exec timeout -k 5 "$timeout_s" bash "$case_path"
 	) </dev/null >"$base.log" 2>&1
 	rc=$?

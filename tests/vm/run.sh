@@ -23,9 +23,6 @@
 # NFG_VM_APPEND: extra kernel parameters (e.g. "slub_debug=FZPU init_on_free=1" to
 # catch a use-after-free on the stock kernels, which have no KASAN).
 # NFG_VM_TRACE=1: xtrace of the guest runner (with uptimes) in OUTDIR/runner.trace.
-# NFG_VM_XT_FULL (default 1; cases see it as NFG_XT_FULL): 0 lets xt_runner
-# leave the option parser's own rejections to the kernel that runs them all
-# (tests/vm/check.sh sets it for every kernel but the first).
 # NFG_VM_STALL=1 (harness self-test only): the guest stops before starting the
 # runner, as a guest that never finishes booting would.
 #
@@ -184,7 +181,6 @@ xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	echo "NFG_XTABLES_SYSDIR=$xtsys"
 	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
 	echo "NFG_STALL=${NFG_VM_STALL:-0}"
-	echo "NFG_XT_FULL=${NFG_VM_XT_FULL:-1}"
 } >"$out/guest.env"
 # One line per case: its timeout in seconds (own line x scale, else -t), a
 # tab, its path. The runner takes both from here: one parser of the line.

@@ -1,18 +1,9 @@
 #!/bin/bash
 # run-xt.sh - nfguard's runner for iptables ".t" rule test files.
 #
-# Usage: tests/xt/run-xt.sh [-b legacy|nft|both] [-o] [-v] FILE.t...
+# Usage: tests/xt/run-xt.sh [-b legacy|nft|both] [-v] FILE.t...
 #
 #   -b VARIANT  iptables variant(s) to test: legacy, nft or both (default both)
-#   -o          parser rejections once: a FAIL line (without VARIANT) that the
-#               option parser rejects (iptables' "Try `... -h'" hint: the rule
-#               never reached the kernel) is checked in its first chain with
-#               the first binary of its family only; its other chains and the
-#               other variant's binary are skipped (same parser code, no
-#               kernel involved). For a kernel other than the one that runs
-#               every check (tests/vm/cases/xt_runner.sh): what reaches the
-#               kernel (every OK/NOMATCH batch, round trip, and each FAIL line
-#               the kernel rejects) is still checked in full.
 #   -v          also print one line per passing check
 #
 # Exit status: 0 when every check passed, 1 when any failed, 2 on usage errors.
@@ -102,7 +93,7 @@ SELF=$(readlink -f "$0")
 TIMEOUT=${NFG_XT_TIMEOUT:-0}
 
 die_usage() {
-	echo "usage: $PROG [-b legacy|nft|both] [-o] [-v] FILE.t..." >&2
+	echo "usage: $PROG [-b legacy|nft|both] [-v] FILE.t..." >&2
 	exit 2
 }
 
@@ -402,7 +393,7 @@ parse_file() {
 		fi
 		[ "$expect" = "=" ] && expect=$rule
 		expect=${expect%"${expect##*[![:space:]]}"}
-		E_KIND[n]=rule E_LINE[n]=$lineno E_TABLE[n]=$table E_CHAINS[n]=$chains E_VAR[n]=$variant
+		E_KIND[n]=rule E_LINE[n]=$lineno E_TABLE[n]=$table E_CHAINS[n]=$chains
 		E_RULE[n]=$rule E_RES[n]=$res E_EXP[n]=$expect
 		n=$((n + 1))
 	done <"$FILE"
@@ -568,13 +559,11 @@ run_segment() {
 	# left anything behind (if one did, re-check them one by one)
 	for i in "${SEG[@]}"; do
 		[ "${E_RES[$i]}" = FAIL ] || continue
-		once_known "$i" && continue
 		eval "words=( ${E_RULE[$i]} )"
 		for c in ${E_CHAINS[$i]}; do
 			run "$BIN" -w -t "$table" -A "$c" "${words[@]}"
 			if [ $RC -ne 0 ] && [ $RC -lt 124 ]; then
 				rejected+=("$i:$c")
-				once_parser_rejected "$i" && break
 				continue
 			fi
 			quote "$BIN" -t "$table" -A "$c" "${words[@]}"
@@ -599,27 +588,6 @@ run_segment() {
 		flush_chain "$table"
 		for i in "${rejected[@]}"; do check_one "${i%%:*}" "${i#*:}"; done
 	fi
-}
-
-# -o (ONCE_DIR set): once_parser_rejected I records FAIL entry I (no VARIANT
-# field) as rejected by the option parser when the last command's output has
-# iptables' usage hint, and counts its other chains as skipped; once_known I
-# is true (counting its chains as skipped) when an earlier binary of this
-# family recorded it. The record: ONCE_DIR/FILE.FAMILY, one line number a line.
-once_file() { printf '%s/%s.%s' "$ONCE_DIR" "${FILE//\//_}" "$FAMILY"; }
-once_parser_rejected() {
-	local i=$1 n
-	[ -n "${ONCE_DIR:-}" ] && [ -z "${E_VAR[$i]}" ] || return 1
-	case $OUT in *"Try \`"*) ;; *) return 1 ;; esac
-	echo "${E_LINE[$i]}" >>"$(once_file)"
-	n=$(wc -w <<<"${E_CHAINS[$i]}")
-	ONCE_SKIPPED=$((ONCE_SKIPPED + n - 1))
-}
-once_known() {
-	local i=$1
-	[ -n "${ONCE_DIR:-}" ] && [ -z "${E_VAR[$i]}" ] || return 1
-	grep -qx "${E_LINE[$i]}" "$(once_file)" 2>/dev/null || return 1
-	ONCE_SKIPPED=$((ONCE_SKIPPED + $(wc -w <<<"${E_CHAINS[$i]}")))
 }
 
 roundtrip() { # TABLE
@@ -659,8 +627,7 @@ worker() { # BIN FILE COUNTSFILE
 	RESTORE=$base-$VARIANT-restore
 	case $base in ip6tables) FAMILY=6 ;; *) FAMILY=4 ;; esac
 	declare -gA ROUNDTRIP=() CREATED=() SAVED=() NSAVED=()
-	declare -ga E_KIND=() E_LINE=() E_TABLE=() E_CHAINS=() E_RULE=() E_RES=() E_EXP=() E_CMD=() E_VAR=() SEG=()
-	ONCE_SKIPPED=0
+	declare -ga E_KIND=() E_LINE=() E_TABLE=() E_CHAINS=() E_RULE=() E_RES=() E_EXP=() E_CMD=() SEG=()
 
 	if ! command -v "$BIN" >/dev/null || ! command -v "$SAVE" >/dev/null ||
 		! command -v "$RESTORE" >/dev/null; then
@@ -697,8 +664,6 @@ worker() { # BIN FILE COUNTSFILE
 	for table in $tablesorder; do
 		[ -n "${ROUNDTRIP[$table]-}" ] && roundtrip "$table"
 	done
-	[ "$ONCE_SKIPPED" -eq 0 ] ||
-		echo "$FILE [$BIN]: $ONCE_SKIPPED checks of parser-rejected FAIL lines skipped (-o)"
 	echo "$NPASS $NFAIL" >"$counts"
 }
 
@@ -714,8 +679,7 @@ fi
 # ---------------------------------------------------------------------------
 
 variants="legacy nft"
-once=0
-while getopts "b:ovh" opt; do
+while getopts "b:vh" opt; do
 	case $opt in
 	b)
 		case $OPTARG in
@@ -724,7 +688,6 @@ while getopts "b:ovh" opt; do
 		*) die_usage ;;
 		esac
 		;;
-	o) once=1 ;;
 	v) VERBOSE=1 ;;
 	*) die_usage ;;
 	esac
@@ -739,10 +702,6 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-xt.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
-if [ "$once" = 1 ]; then
-	export ONCE_DIR=$tmp/once
-	mkdir "$ONCE_DIR" || exit 2
-fi
 
 total_pass=0 total_fail=0 k=0
 for f in "$@"; do

@@ -14,8 +14,8 @@ rs() { nfg_router nfguard set "$@"; }
 
 # reach FAM: can the client open a TCP connection to the server's echo port?
 # ping FAM: does an ICMP echo get through? Both cross the router's FORWARD.
-# $2 = seconds to wait: generous when the packet must pass (a loaded CI host
-# must not turn a slow answer into a wrong verdict), short when it must not.
+# $2 = seconds to wait: generous (a loaded CI host must not turn a slow
+# answer into a wrong verdict).
 reach() {
 	local dst=$NFG_S4
 	[ "$1" = 6 ] && dst=$NFG_S6
@@ -28,13 +28,25 @@ pings() {
 	nfg_client ping -"$1" -c 1 -W "$2" "$dst" >/dev/null 2>&1
 }
 both_pass() { reach "$1" 30 || nfg_fail "$2: TCP blocked"; pings "$1" 30 || nfg_fail "$2: ping blocked"; }
-# (the two negative probes wait side by side: each must time out)
+# both_blocked FAM WHAT: a ping and a TCP connect start (each would wait
+# 30 s for an answer); the verdict is the DROP rule (comment "blk") counting
+# both, not a timeout running out: then neither may have got through.
+dropped() { nfg_ipt_pkts "$NFG_NS_R" "$v" "$1" blk; }
+# done waiting: both counted, or a probe ended (an answer, or an error)
+both_dropped() { [ "$(dropped "$1")" -ge "$2" ] || ! kill -0 "$ping" 2>/dev/null || ! kill -0 "$tcp" 2>/dev/null; }
 both_blocked() {
-	local ping
-	pings "$1" 2 &
+	local dst=$NFG_S4 n0 ping tcp
+	[ "$1" = 6 ] && dst="[$NFG_S6]"
+	n0=$(dropped "$1")
+	pings "$1" 30 &
 	ping=$!
-	! reach "$1" 2 || nfg_fail "$2: TCP passed"
-	! wait "$ping" || nfg_fail "$2: ping passed"
+	nfg_client socat -u OPEN:/dev/null "TCP$1:$dst:7000,connect-timeout=30" >/dev/null 2>&1 &
+	tcp=$!
+	nfg_wait_until 30 both_dropped "$1" $((n0 + 2))
+	kill "$ping" "$tcp" 2>/dev/null
+	wait "$ping" && nfg_fail "$2: ping passed"
+	wait "$tcp" && nfg_fail "$2: TCP passed"
+	[ "$(dropped "$1")" -ge $((n0 + 2)) ] || nfg_fail "$2: the DROP rule counted $(($(dropped "$1") - n0)) of a ping and a SYN"
 }
 
 for v in legacy nft; do
@@ -52,7 +64,7 @@ for v in legacy nft; do
 		rs add blk "$other" || nfg_fail "$t: add"
 
 		# src: client not in the set -> forwarded; in the set -> dropped
-		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -m rangeset --match-set blk src -j DROP ||
+		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -m rangeset --match-set blk src -m comment --comment blk -j DROP ||
 			nfg_fail "$t: src rule refused"
 		both_pass $fam "$t src, client not in set"
 		rs add blk "$crange" || nfg_fail "$t: add client range"
@@ -65,7 +77,7 @@ for v in legacy nft; do
 
 		# dst: server address in the set -> dropped (replies are not checked:
 		# the rule is on dst only, so the client's SYN is what gets dropped)
-		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -m rangeset --match-set blk dst -j DROP ||
+		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -m rangeset --match-set blk dst -m comment --comment blk -j DROP ||
 			nfg_fail "$t: dst rule refused"
 		both_pass $fam "$t dst, server not in set"
 		rs add blk "$sip" || nfg_fail "$t: add server"
@@ -76,7 +88,7 @@ for v in legacy nft; do
 
 		# inverted: drop everything whose source is NOT in the allowlist
 		rs add blk "$cnet" || nfg_fail "$t: add client net"
-		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -m rangeset ! --match-set blk src -j DROP ||
+		nfg_ipt "$NFG_NS_R" $v $fam -A FORWARD -i eth0 -m rangeset ! --match-set blk src -m comment --comment blk -j DROP ||
 			nfg_fail "$t: inverted rule refused"
 		both_pass $fam "$t ! src, client allowlisted"
 		rs del blk "$cnet" || nfg_fail "$t: del client net"

@@ -1,12 +1,7 @@
 #!/bin/bash
 # iptables .t files: runs every tests/xt/*.t with tests/xt/run-xt.sh against
 # iptables-legacy and iptables-nft (and ip6tables-*) inside the guest kernel,
-# with XTABLES_LIBDIR as given by the harness (our plugins first). With
-# NFG_XT_FULL=0 (tests/vm/check.sh: every kernel but the first of a run) a
-# FAIL line that the option parser rejects is checked once per family, not
-# in every chain with both variants (run-xt.sh -o): the same userspace code
-# on every kernel, fully checked on the first; what reaches the kernel is
-# checked in full on each.
+# with XTABLES_LIBDIR as given by the harness (our plugins first).
 # shellcheck source=tests/vm/lib.sh
 . "$NFG_TOP/tests/vm/lib.sh"
 nfg_need unshare timeout iptables-legacy ip6tables-legacy iptables-nft ip6tables-nft \
@@ -16,9 +11,7 @@ nfg_need unshare timeout iptables-legacy ip6tables-legacy iptables-nft ip6tables
 nfg_load_modules # our matches; mainline ones autoload
 files=("$NFG_TOP"/tests/xt/*.t)
 [ -e "${files[0]}" ] || nfg_fail "no .t files in $NFG_TOP/tests/xt"
-once=()
-[ "${NFG_XT_FULL:-1}" = 1 ] || once=(-o)
-nfg_log "XTABLES_LIBDIR=${XTABLES_LIBDIR:-<unset>}, ${#files[@]} files${once:+, parser rejections once (-o)}"
+nfg_log "XTABLES_LIBDIR=${XTABLES_LIBDIR:-<unset>}, ${#files[@]} files"
 cd "$NFG_TOP" || nfg_fail "cd $NFG_TOP"
-"$NFG_TOP/tests/xt/run-xt.sh" -b both "${once[@]}" "${files[@]/#$NFG_TOP\//}" ||
+"$NFG_TOP/tests/xt/run-xt.sh" -b both "${files[@]/#$NFG_TOP\//}" ||
 	nfg_fail "run-xt.sh reported failures (see above)"

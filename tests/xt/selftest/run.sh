@@ -92,15 +92,6 @@ last=$(printf '%s\n' "$out" | tail -n 1)
 check "-b nft runs one variant" "-b nft: '$last', want '23 passed, 0 failed'" \
 	[ "$last" = "23 passed, 0 failed" ]
 
-# -o: the option parser's rejection (line 7, ":INPUT,OUTPUT") is checked
-# once, in INPUT with iptables-legacy: 3 checks fewer, nothing else skipped
-out=$("$runner" -o "$here/libipt_good.t" 2>&1)
-last=$(printf '%s\n' "$out" | tail -n 1)
-skipped=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) checks of parser-rejected FAIL lines skipped (-o)$/\1/p' |
-	awk '{ n += $1 } END { print n + 0 }')
-check "-o checks a parser rejection once" "-o: '$last', $skipped skipped, want '43 passed, 0 failed', 3 skipped"$'\n'"$out" \
-	[ "$last/$skipped" = "43 passed, 0 failed/3" ]
-
 # --- a missing file, a bad option ---------------------------------------------
 out=$("$runner" "$here/does-not-exist.t" 2>&1)
 rc=$?
