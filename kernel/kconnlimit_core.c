@@ -37,9 +37,10 @@
  * confirmed) inserts it under the slot lock: find or create the node,
  * collect a bounded number of dead entries (below), check that no pending
  * entry stands for it already (Duplicates, below), check the budget's cap,
- * append, count. Only
- * that packet writes; all others read. Removal happens in the same lock:
- * the insert-time GC, the periodic worker (nfg_kcl_gc), or
+ * append, count. Removal
+ * happens under the same lock: the insert-time GC, a verdict's check of a
+ * key above its limit (nfg_kcl_count_check(), which forgets the ended
+ * entries it meets), the periodic worker (nfg_kcl_gc), or
  * nfg_kcl_remove(). A node whose count reaches zero is unlinked.
  *
  * What a remembered connection is: it starts "pending", as the identity
@@ -49,8 +50,9 @@
  * stable kernels it was backported to, Debian's 6.1 and 6.12 included)
  * drops a queued packet whose unconfirmed conntrack has another reference
  * than the packet's, so a rule followed by NFQUEUE dropped every new
- * connection. When the entry is next checked (insert-time GC of its key, or
- * the sweep) the environment looks the identity up in the conntrack hash,
+ * connection. When the entry is next checked (a verdict's check above the
+ * limit, insert-time GC of its key once its grace may have run out, or the
+ * sweep) the environment looks the identity up in the conntrack hash,
  * which holds confirmed entries only; found, the entry is "resolved" and
  * from then on holds a reference to that conntrack; not found, it still
  * counts while its packet may be on its way to confirmation, and is then
@@ -102,6 +104,11 @@
  * of them, then counts the rest as they are (still an upper bound, over
  * the limit), so when more than that many connections of a key end at
  * once (conntrack -F) the next packets of the key pay for them in turn.
+ * The live checks are bounded the same way (BHs off, the slot's packets
+ * waiting, whatever limit the rule gives): past NFG_KCL_GC_BATCH live
+ * entries the remembered count is the answer, so with a limit of
+ * NFG_KCL_GC_BATCH or more, connections that ended behind the first
+ * NFG_KCL_GC_BATCH live ones still count until the sweep forgets them.
  * nf_conncount checks a key's list at most once a jiffy, with a trylock,
  * and a count between two checks still holds connections that ended:
  * kconnlimit gives its verdicts at every packet, with no settle time
@@ -431,8 +438,9 @@ static unsigned int nfg_kcl_gc_insert(struct nfg_kcl_table *t,
  * whatever the others are: returned as @limit + 1) or the list ends (the
  * count is exact: @n->count). @self (the packet's own entry, or NULL) is
  * live without a check. A walk to the end records @now for the sweep.
- * Cost: at most @limit + 1 live entries (a few loads each), plus at most
- * NFG_KCL_GC_BATCH ended ones (each forgotten once).
+ * Cost: at most @limit + 1 live entries (a few loads each), and never
+ * more than NFG_KCL_GC_BATCH of them, plus at most NFG_KCL_GC_BATCH ended
+ * ones (each forgotten once).
  */
 static unsigned int nfg_kcl_verify(struct nfg_kcl_table *t,
 				   struct nfg_kcl_node *n, u32 limit,
@@ -460,6 +468,12 @@ static unsigned int nfg_kcl_verify(struct nfg_kcl_table *t,
 		}
 		if (++live > limit)
 			return live;
+		/*
+		 * A limit of NFG_KCL_GC_BATCH or more: bound the live checks
+		 * too; the rest count as remembered (the sweep forgets them).
+		 */
+		if (live == NFG_KCL_GC_BATCH && &tmp->node != &n->conns)
+			return n->count;
 	}
 	WRITE_ONCE(n->walked, now);
 	return live;
@@ -557,7 +571,10 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		}
 		n->key = *key;
 		n->count = 0;
-		/* Never walked: the sweep checks it. */
+		/*
+		 * Taken as walked when created: the sweep checks it from
+		 * the next period on (its entries are at most a period old).
+		 */
 		n->walked = stamp - 1;
 		n->pending = 0;
 		INIT_LIST_HEAD(&n->conns);

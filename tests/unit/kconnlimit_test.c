@@ -825,6 +825,41 @@ static void test_verify_batch(void)
 }
 
 /*
+ * A limit of NFG_KCL_GC_BATCH or more: one packet checks at most
+ * NFG_KCL_GC_BATCH live entries under the slot lock (BHs off), then takes
+ * the remembered count, an upper bound (before: limit + 1 checks, 2501
+ * here, whatever the rule's limit).
+ */
+static void test_verify_live_cap(void)
+{
+	const unsigned int n = 3 * NFG_KCL_GC_BATCH, limit = n - 500;
+	struct nfg_kcl_key key = k4(0x0a000105);
+	struct fake_ct **ct = calloc(n, sizeof(*ct));
+	struct nfg_kcl_table t;
+	unsigned int i, cnt;
+
+	CHECK(ct);
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	for (i = 0; i < n; i++) {
+		ct[i] = ct_new();
+		CHECK_EQ(conn(&t, key, ct[i], &cnt), 0);
+	}
+	fake_now = 70;
+	hold_max = 0;
+	/* every entry live: over the limit, either way */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, limit, fake_now, &env0), n);
+	CHECK(hold_max <= NFG_KCL_GC_BATCH);
+	/* a limit under the cap is still exact, whatever the list's length */
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 100, fake_now, &env0), 101);
+	for (i = 0; i < n; i++)
+		ct_kill(ct[i]);
+	CHECK_EQ(nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &env0, fake_now, 0), n);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
+	free(ct);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
  * The sweep leaves a key whose every entry a packet checked within the last
  * period (@fresh ticks) to the packets, and checks it once the period has
  * passed, a key no packet checked, or every key when @fresh is 0.
@@ -1352,6 +1387,7 @@ int main(void)
 	run("count_check", test_count_check);
 	run("add_exact", test_add_exact);
 	run("verify_batch", test_verify_batch);
+	run("verify_live_cap", test_verify_live_cap);
 	run("flood_lookups", test_flood_lookups);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
