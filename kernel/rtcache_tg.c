@@ -581,6 +581,8 @@ static int nfg_rtc_tg_check(const struct xt_tgchk_param *par)
 	 * runs after conntrack attached the packet's entry in PREROUTING,
 	 * which is all RTCACHE needs; only "nat" is refused there too
 	 * (iptables-nft's nat chains see a connection's first packet alone).
+	 * The chain's type is not shown to checkentry: a native nft chain of
+	 * type nat in a table of another name is accepted (man page).
 	 */
 	if (par->nft_compat ? !strcmp(par->table, "nat") :
 	    strcmp(par->table, "mangle") && strcmp(par->table, "filter")) {

@@ -1276,11 +1276,16 @@ static unsigned int syncookie_tg6(struct sk_buff *skb,
  * client had echoed our clock: the server gets TSval + tsoff. Linux 7.x's
  * tcp_check_req() drops an ACK that echoes no TSval it sent
  * (TcpExtTSEcrRejected); a real client's next segment then completes the
- * handshake, an idle or crafted client's never does. This hook (after
- * nf_synproxy_core's and conntrack's) takes the second translation back on
- * exactly that ACK: a pure ACK in the original direction of a synproxy
- * connection whose sequence adjustment is not set yet (nf_synproxy_core
- * sets it right after sending the ACK) and whose TSecr is its + 2 * tsoff.
+ * handshake, an idle or crafted client's never does. This hook takes the
+ * second translation back on exactly that ACK: a pure ACK in the original
+ * direction of a synproxy connection whose sequence adjustment is not set
+ * yet (nf_synproxy_core sets it right after sending the ACK) and whose
+ * TSecr is its + 2 * tsoff. It runs after nf_synproxy_core's POST_ROUTING
+ * hook (NF_IP_PRI_CONNTRACK_CONFIRM - 1) and before conntrack's confirm
+ * (NF_IP_PRI_LAST is the same priority; a hook registered later runs
+ * first), which changes nothing in the packet. It is registered for the
+ * netns, so while a SYNCOOKIE proxy rule exists it also corrects that ACK
+ * of the mainline SYNPROXY target's connections, which have the same bug.
  */
 static unsigned int nfg_sc_server_ack_hook(void *priv, struct sk_buff *skb,
 					   const struct nf_hook_state *state)
@@ -1310,7 +1315,8 @@ static unsigned int nfg_sc_server_ack_hook(void *priv, struct sk_buff *skb,
 		int off;
 
 		off = ipv6_skip_exthdr(skb, sizeof(struct ipv6hdr), &nexthdr, &frag_off);
-		if (off < 0 || nexthdr != IPPROTO_TCP)
+		/* not a TCP header in a non-first fragment */
+		if (off < 0 || nexthdr != IPPROTO_TCP || (frag_off & htons(~0x7)))
 			return NF_ACCEPT;
 		thoff = off;
 	} else {
@@ -1350,7 +1356,7 @@ static unsigned int nfg_sc_server_ack_hook(void *priv, struct sk_buff *skb,
 	return NF_ACCEPT;
 }
 
-/* [0] IPv4, [1] IPv6: last, after nf_synproxy_core's hooks */
+/* [0] IPv4, [1] IPv6: after nf_synproxy_core's hooks (see above) */
 static const struct nf_hook_ops nfg_sc_server_ack_ops[2] = {
 	{
 		.hook		= nfg_sc_server_ack_hook,
