@@ -1620,7 +1620,7 @@ out:
 
 /* ---- modules ---------------------------------------------------------------- */
 
-/* 0 if loaded (autoloading it if possible), else prints and returns the exit code */
+/* 0 if loaded (autoloading it if possible); an error's exit code; exits 3 when absent */
 static int need_module(enum nfg_ext ext)
 {
 	struct nfg_err e;
@@ -1654,11 +1654,9 @@ static int need_module(enum nfg_ext ext)
 		cli_err("protect", "%s: %s", nfg_ext_name(ext), nfg_err_str(&e));
 		return CLI_EXIT_ERROR;
 	}
-	if (ret == 0) {
-		cli_err("protect", "kernel module %s is not loaded (modprobe %s)",
-			nfg_ext_module(ext), nfg_ext_module(ext));
-		return CLI_EXIT_NOMOD;
-	}
+	/* exits 3: what to do, and a modprobe only when one can work */
+	if (ret == 0)
+		cli_die_nomod("protect", nfg_ext_module(ext));
 	return 0;
 }
 

@@ -119,8 +119,12 @@ nfg_expect_exit 2 '^nfguard: syncookie allowlist add: expected ADDR\[/PREFIX\], 
 nfg_expect_exit 2 '^nfguard: syncookie allowlist del: unexpected "timeout"' nfguard syncookie allowlist del 10.0.0.1 timeout 5
 nfg_expect_exit 3 "^nfguard: syncookie: $nomod xt_SYNCOOKIE module" nfguard syncookie allowlist add 10.0.0.1
 nfg_expect_exit 3 "^nfguard: rtcache: $nomod xt_RTCACHE module" nfguard rtcache flush
-nfg_expect_exit 3 '^nfguard: protect: kernel module xt_rangeset is not loaded' nfguard protect --blocklist bl
-nfg_expect_exit 3 '^nfguard: protect: kernel module xt_RTCACHE is not loaded' nfguard protect --rtcache
+nfg_expect_exit 3 "^nfguard: protect: $nomod xt_rangeset module" nfguard protect --blocklist bl
+nfg_expect_exit 3 "^nfguard: protect: $nomod xt_RTCACHE module" nfguard protect --rtcache
+out=$(nfguard protect --rtcache 2>&1) && nfg_fail "protect without a module succeeded"
+printf '%s\n' "$out" | grep -q modprobe && nfg_fail "protect suggests a modprobe that cannot work: $out"
+nfg_expect_exit 3 "^nfguard: protect: the xt_RTCACHE kernel module is installed for $rel_re .* but not loaded: modprobe xt_RTCACHE " \
+	env NFGUARD_MODULES_DIR="$mods" nfguard protect --rtcache
 out=$(nfguard stats 2>&1) || nfg_fail "stats without modules: exit $?"
 for x in rangeset:xt_rangeset kconnlimit:xt_kconnlimit syncookie:xt_SYNCOOKIE rtcache:xt_RTCACHE; do
 	nfg_assert_match "^${x%%:*}: not loaded \(kernel module ${x#*:}\)$" "$out" "stats without modules"
