@@ -382,13 +382,16 @@ static int kconnlimit_mt_check(const struct xt_mtchk_param *par)
 		return -EINVAL;
 	}
 	/*
-	 * Legacy raw runs before conntrack: no packet would carry a conntrack
-	 * yet, the rule would count nothing and never match. Under nft_compat
-	 * the name is the nft table's and says nothing about the chain's
-	 * priority (which checkentry cannot see): there a packet without a
-	 * conntrack is not remembered, as an untracked one.
+	 * raw runs before conntrack: no packet would carry a conntrack yet,
+	 * the rule would count nothing and never match. Under nft_compat the
+	 * name is the nft table's, and checkentry cannot see the chain's
+	 * priority; a table named raw there is iptables-nft's (priority -300:
+	 * stock nft cannot add xt expressions, only iptables-nft and
+	 * libnfguard programs can), refused as legacy's. In an nft chain of
+	 * another table before conntrack, packets carry no conntrack and are
+	 * not remembered, as untracked ones (man page).
 	 */
-	if (!par->nft_compat && !strcmp(par->table, "raw")) {
+	if (!strcmp(par->table, "raw")) {
 		pr_info_ratelimited("kconnlimit: not valid in the raw table (it runs before conntrack)\n");
 		return -EINVAL;
 	}

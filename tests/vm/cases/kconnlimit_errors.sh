@@ -5,11 +5,10 @@
 # plugin (nfg-kcl-blob, through nft_compat): upto and above together, no
 # limit, unknown flags, mask out of range for the family, unterminated
 # name, a name outside the plugin's alphabet (it would forge /proc and CLI
-# lines), non-zero reserved bytes. Legacy's raw table (before conntrack: the
-# rule could never count) is refused with the reason in the kernel log;
-# through nft_compat the table's name says nothing about the chain's
-# priority, and iptables-nft's raw is accepted (nfguard-extensions(8)). A
-# valid blob is accepted. The module
+# lines), non-zero reserved bytes. The raw table (before conntrack: the rule
+# could never count) is refused with the reason in the kernel log, legacy
+# and iptables-nft's. A valid blob (an nft table of another name) is
+# accepted. The module
 # parameters slots/locks refuse values that are not powers of two, at load
 # time and at run time. Nothing is left behind (live objects 0).
 . "$NFG_TOP/tests/vm/lib.sh"
@@ -87,17 +86,15 @@ kernel_rejects 'name may only hold letters, digits and _ - . :' 4 4 24 10 $'x\n9
 kernel_rejects 'name may only hold letters, digits and _ - . :' 6 4 64 10 'a b'
 kernel_rejects 'name may only hold letters, digits and _ - . :' 4 4 24 10 $'caf\xc3\xa9'
 
-# legacy raw runs before conntrack: refused, and the kernel log says why;
-# nft_compat passes the nft table's name, which decides nothing
-for fam in 4 6; do
-	dmesg -C
-	expect_err 'Invalid argument' nfg_ipt nfg-kerr legacy $fam -t raw -A PREROUTING \
-		-m kconnlimit --kconnlimit-above 1
-	nfg_wait_until 5 eval "dmesg | grep -q 'kconnlimit: not valid in the raw table'" ||
-		nfg_fail "no kernel message for kconnlimit in raw (legacy IPv$fam): $(dmesg | tail -n 3)"
-	nfg_assert_ok "nft table raw (IPv$fam)" nfg_ipt nfg-kerr nft $fam -t raw -A PREROUTING \
-		-m kconnlimit --kconnlimit-above 1
-	nfg_ipt nfg-kerr nft $fam -t raw -F PREROUTING || nfg_fail "flush nft raw (IPv$fam)"
+# raw runs before conntrack: refused, and the kernel log says why
+for v in legacy nft; do
+	for fam in 4 6; do
+		dmesg -C
+		expect_err 'Invalid argument' nfg_ipt nfg-kerr $v $fam -t raw -A PREROUTING \
+			-m kconnlimit --kconnlimit-above 1
+		nfg_wait_until 5 eval "dmesg | grep -q 'kconnlimit: not valid in the raw table'" ||
+			nfg_fail "no kernel message for kconnlimit in raw ($v IPv$fam): $(dmesg | tail -n 3)"
+	done
 done
 nfg_assert_ok "a valid blob is accepted" blob 4 4 24 10 blobrule
 nfg_assert_match '^[0-9]+ blobrule ipv4 src/24 above:10 ' "$(nfg_in nfg-kerr nfguard kconnlimit list blobrule)" \
