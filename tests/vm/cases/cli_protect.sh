@@ -28,8 +28,8 @@ P() { nfg_in "$NFG_NS_R" nfguard "$@"; }
 
 # ---- no module loaded yet -----------------------------------------------
 modprobe nft_compat || nfg_fail "modprobe nft_compat"
-nfg_expect_exit 3 'kernel module xt_SYNCOOKIE is not loaded' nfguard protect --syncookie tcp/80
-nfg_expect_exit 3 'kernel module xt_kconnlimit is not loaded' nfguard protect --kconnlimit 2 tcp/80
+nfg_expect_exit 3 'has no xt_SYNCOOKIE module: nfguard.s modules are not built for it' nfguard protect --syncookie tcp/80
+nfg_expect_exit 3 'has no xt_kconnlimit module: nfguard.s modules are not built for it' nfguard protect --kconnlimit 2 tcp/80
 
 # ---- bad arguments -------------------------------------------------------
 nfg_expect_exit 2 'nothing to protect with' nfguard protect
