@@ -316,20 +316,24 @@ int nfg_kcl_list_all(struct nfg_kcl *h, struct nfg_kcl_inst **insts,
 	return 0;
 }
 
-int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
-		nfg_kcl_cb cb, void *data, struct nfg_err *e)
+/* TOP with one of the two callbacks: the count checked once for both. */
+static int kcl_top(struct nfg_kcl *h, const char *name, uint32_t n, nfg_kcl_cb cb,
+		   nfg_kcl_zcb zcb, void *data, struct nfg_err *e)
 {
 	if (n < 1 || n > NFG_KCL_TOP_MAX)
 		return nfg_err_set(e, EINVAL, "count %u out of range (1-%u)",
 				   n, NFG_KCL_TOP_MAX);
-	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, cb, NULL, data, e);
+	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, cb, zcb, data, e);
+}
+
+int nfg_kcl_top(struct nfg_kcl *h, const char *name, uint32_t n,
+		nfg_kcl_cb cb, void *data, struct nfg_err *e)
+{
+	return kcl_top(h, name, n, cb, NULL, data, e);
 }
 
 int nfg_kcl_top_zones(struct nfg_kcl *h, const char *name, uint32_t n,
 		      nfg_kcl_zcb cb, void *data, struct nfg_err *e)
 {
-	if (n < 1 || n > NFG_KCL_TOP_MAX)
-		return nfg_err_set(e, EINVAL, "count %u out of range (1-%u)",
-				   n, NFG_KCL_TOP_MAX);
-	return kcl_dump(h, NFG_KCL_CMD_TOP, name, n, NULL, cb, data, e);
+	return kcl_top(h, name, n, NULL, cb, data, e);
 }
