@@ -26,20 +26,10 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 kroot=$top/build/kernels
 
-# The backports suite the newest kernel comes from, and the chroot it builds in.
-bpo_suite=trixie
-bpo=$top/build/apt-$bpo_suite-backports
-bpo_cache() {
-	apt-cache -o Dir::Etc::SourceList="$bpo/sources.list" -o Dir::Etc::SourceParts="$bpo/empty" \
-		-o Dir::Etc::PreferencesParts="$bpo/empty" -o Dir::State::Lists="$bpo/lists" \
-		-o Dir::State::status="$bpo/status" -o Dir::Cache="$bpo/cache" "$@"
-}
-bpo_get() {
-	apt-get -o Dir::Etc::SourceList="$bpo/sources.list" -o Dir::Etc::SourceParts="$bpo/empty" \
-		-o Dir::Etc::PreferencesParts="$bpo/empty" -o Dir::State::Lists="$bpo/lists" \
-		-o Dir::State::status="$bpo/status" -o Dir::Cache="$bpo/cache" \
-		-o APT::Sandbox::User=root "$@"
-}
+# The backports suite the newest kernel comes from (bpo_suite), and the
+# private apt state it is resolved with (bpo_setup, bpo_cache, bpo_get).
+# shellcheck source=tests/bpo-apt.sh
+. "$top/tests/bpo-apt.sh"
 host_cache() { apt-cache "$@"; }
 
 pick_kernel() { # $1 = apt-cache function, $2 = regex of the ABI; prints the newest ABI with image+headers
@@ -82,11 +72,7 @@ apt-get update -q
 k61=$(pick_kernel host_cache '6\.1\.0-[0-9]+')
 k612=$(pick_kernel host_cache '6\.12\.[0-9]+\+deb[0-9]+')
 [ -n "$k61" ] && [ -n "$k612" ] || { echo "deps: no 6.1/6.12 kernel found by apt-cache" >&2; exit 1; }
-mkdir -p "$bpo/lists/partial" "$bpo/cache/archives/partial" "$bpo/empty"
-: >"$bpo/status"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $bpo_suite-backports main" \
-	>"$bpo/sources.list"
-bpo_get update -q
+bpo_setup
 knew=$(pick_kernel bpo_cache '[0-9]+\.[0-9]+\.[0-9]+\+deb[0-9]+')
 [ -n "$knew" ] || { echo "deps: no kernel found in $bpo_suite-backports" >&2; exit 1; }
 echo "deps: kernels $k61 $k612 $knew ($bpo_suite-backports)"

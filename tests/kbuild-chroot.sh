@@ -4,6 +4,7 @@
 # usage: tests/kbuild-chroot.sh --make SUITE [PACKAGE...]
 #        tests/kbuild-chroot.sh --check SUITE
 #        tests/kbuild-chroot.sh -k ABI COMMAND [ARG...]
+#        tests/kbuild-chroot.sh -s SUITE COMMAND [ARG...]
 #
 # A kernel newer than the host's release (trixie-backports' 7.x on a
 # bookworm host) ships kbuild tools linked against a newer glibc and headers
@@ -31,8 +32,13 @@
 # above). A kernel whose Makefile runs scripts/checker-valid.sh (the C=1/C=2
 # gate) but whose kbuild package lacks it (Debian's linux-kbuild-7.3) gets
 # tests/sparse/scripts/checker-valid.sh there, through a read-only overlay in that
-# namespace (the unpacked tree is not changed). Any other ABI: COMMAND runs
-# here as it is.
+# namespace (the unpacked tree is not changed). A kernel tree that lives
+# outside both (the debug kernel, linked from KERNELS_DIR into its cache)
+# lists its directories in KERNELS_DIR/ABI/.kbuild-binds, one per line: they
+# are bind-mounted too. Any other ABI: COMMAND runs here as it is.
+# -s SUITE COMMAND: the same for a suite named directly (a kernel build:
+# tests/debug/build-kernel.sh), with the directories of $NFG_CHROOT_BINDS
+# (space separated) bind-mounted besides this repository.
 set -eu
 cache=${NFG_CHROOT_CACHE:-/var/cache/nfguard}
 base_pkgs="make gcc libc6-dev kmod sparse perl bc"
@@ -131,23 +137,30 @@ case ${1:-} in
 	;;
 esac
 
-if [ "$1" != -k ] || [ $# -lt 3 ]; then
-	echo "kbuild-chroot: usage: -k ABI COMMAND..." >&2
+if { [ "$1" != -k ] && [ "$1" != -s ]; } || [ $# -lt 3 ]; then
+	echo "kbuild-chroot: usage: -k ABI COMMAND... | -s SUITE COMMAND..." >&2
 	exit 2
 fi
-abi=$2
-shift 2
 top=$(cd "$(dirname "$0")/.." && pwd -P)
 kernels=${KERNELS_DIR:-$top/build/kernels}
-[ -f "$kernels/$abi/.kbuild-chroot" ] || exec "$@"
-suite=$(cat "$kernels/$abi/.kbuild-chroot")
+abi=
+if [ "$1" = -s ]; then
+	suite=$2
+	binds="$top ${NFG_CHROOT_BINDS:-}"
+else
+	abi=$2
+	[ -f "$kernels/$abi/.kbuild-chroot" ] || { shift 2 && exec "$@"; }
+	suite=$(cat "$kernels/$abi/.kbuild-chroot")
+	binds="$top $kernels"
+	[ ! -f "$kernels/$abi/.kbuild-binds" ] || binds="$binds $(cat "$kernels/$abi/.kbuild-binds")"
+fi
+shift 2
 root=$cache/kbuild-$suite
 [ -f "$root/.nfg-key" ] || { echo "kbuild-chroot: no $root (run tests/deps.sh)" >&2; exit 1; }
-binds="$top $kernels"
 # The kbuild scripts/ directories of this kernel that lack checker-valid.sh
 # while its Makefile runs it: overlaid with tests/sparse/ below.
 lack=
-for mk in "$kernels/$abi"/usr/src/*/Makefile; do
+for mk in "$kernels/${abi:-.none}"/usr/src/*/Makefile; do
 	grep -q 'scripts/checker-valid.sh' "$mk" 2>/dev/null || continue
 	d=$(cd "$(dirname "$mk")/scripts" 2>/dev/null && pwd -P) || continue
 	[ -e "$d/checker-valid.sh" ] || lack="$lack $d"

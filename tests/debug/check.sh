@@ -20,7 +20,8 @@
 # self-check detections) and exits non-zero on any failure. Results:
 # build/vm/ABI/debug-N/ (suite boots), build/vm/ABI/debug-selftest/.
 #
-# Environment: NFG_DEBUG_CASE_TIMEOUT (default 1200) per-case timeout,
+# Environment: NFG_DEBUG_BASE (6.12, default, or newest: the kernel source,
+# tests/debug/build-kernel.sh), NFG_DEBUG_CASE_TIMEOUT (default 1200) per-case timeout,
 # NFG_VM_BOOT_LIMIT (default 900) seconds until the guest runner starts;
 # how the defaults were derived: tests/debug/README.md.
 set -u
