@@ -872,6 +872,76 @@ static bool rs_overlay_next(struct rs_merge *m, struct rs_piece *p)
 }
 
 /*
+ * The old ranges from @from on that end before @limit - 1 (all of them
+ * when @limit is NULL): no entry touches them, so they go out as they are
+ * (or expire), without the pass's piecewise work; a run of a large array
+ * between two entries costs a copy. They merge with nothing: the old
+ * array has the tree's form, and the last of them does not touch @limit.
+ * Returns the first old range not taken.
+ */
+static u32 rs_merge_bulk(struct rs_merge *m, u32 from,
+			 const struct nfg_rs_key *limit)
+{
+	const struct nfg_rs_array *old = m->old;
+	struct nfg_rs_array *arr = m->arr;
+	u32 on = old->count, to = from, i, c;
+	const u64 *oexp;
+	u64 exp;
+
+	if (old->v6) {
+		const struct nfg_rs_key *ends = rs_cends6(old);
+		struct nfg_rs_key after;
+
+		while (to < on) {
+			if (limit) {
+				if (rs_key_is_max(&ends[to], true))
+					break;
+				after = ends[to];
+				rs_key_inc(&after);
+				if (rs_key_cmp(&after, limit) >= 0)
+					break;
+			}
+			to++;
+		}
+	} else {
+		const u32 *ends = rs_cends4(old);
+
+		while (to < on && (!limit || (u64)ends[to] + 1 < limit->lo))
+			to++;
+	}
+	if (to == from)
+		return from;
+	rs_merge_flush(m);
+	if (m->count != from)
+		m->same = false;
+	oexp = old->timed ? rs_expires((struct nfg_rs_array *)old) : NULL;
+	for (i = from; i < to; i++) {
+		exp = oexp ? oexp[i] : 0;
+		if (m->expire && exp && exp <= m->now) {
+			m->expired++;
+			m->same = false;
+			continue;
+		}
+		c = m->count;
+		if (arr && !WARN_ON_ONCE(c >= arr->count)) {
+			if (arr->v6) {
+				rs_starts6(arr)[c] = rs_cstarts6(old)[i];
+				rs_ends6(arr)[c] = rs_cends6(old)[i];
+			} else {
+				rs_starts4(arr)[c] = rs_cstarts4(old)[i];
+				rs_ends4(arr)[c] = rs_cends4(old)[i];
+			}
+			if (arr->timed)
+				rs_expires(arr)[c] = exp;
+		}
+		if (exp && (!m->next || exp < m->next))
+			m->next = exp;
+		m->count++;
+	}
+	return to;
+}
+
+/*
  * One pass: the old array's ranges and the overlay's pieces, in address
  * order; each part where they meet takes what the chain makes of it.
  */
@@ -897,6 +967,8 @@ static int rs_merge_pass(struct rs_merge *m)
 		nfg_rs_array_range(m->old, oi, &o);
 	hp = rs_overlay_next(m, &p);
 	while (ho || hp) {
+		bool alone = false;
+
 		if (hp && (!ho || rs_key_cmp(&p.s, &o.start) < 0)) {
 			/* the overlay alone, up to the next old range */
 			e = p.e;
@@ -914,6 +986,7 @@ static int rs_merge_pass(struct rs_merge *m)
 				rs_key_dec(&e);
 			}
 			rs_merge_emit(m, &o.start, &e, o.expires);
+			alone = true;
 		} else {
 			/* both, from the same address */
 			e = rs_key_le(&o.end, &p.e) ? o.end : p.e;
@@ -927,7 +1000,11 @@ static int rs_merge_pass(struct rs_merge *m)
 		/* move past e: whatever ends there is done */
 		if (ho && rs_key_le(&o.start, &e)) {
 			if (!rs_key_cmp(&o.end, &e)) {
-				ho = ++oi < on;
+				oi++;
+				/* after an old range alone: those up to p too */
+				if (alone)
+					oi = rs_merge_bulk(m, oi, hp ? &p.s : NULL);
+				ho = oi < on;
 				if (ho)
 					nfg_rs_array_range(m->old, oi, &o);
 			} else {

@@ -782,6 +782,7 @@ bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
 struct rs_fold_ent {
 	struct nfg_rs_mop	m;	/* start = the entry's key */
 	u32			ver;
+	u32			b;	/* its bucket */
 	u8			plen;
 	u8			charged;
 };
@@ -891,6 +892,7 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 			c->m.start = e->key;
 			rs_key_prefix_end(&c->m.end, &e->key, e->plen,
 					  core->v6);
+			c->b = b;
 			c->plen = e->plen;
 			c->m.expires = e->expires;
 			c->m.seq = e->seq;
@@ -975,28 +977,32 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 {
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
-	u32 i, b;
+	u32 i, j, b;
 
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
 	/* nothing folded: the copies' expiries are pending again */
 	if (!ok && dyn)
 		rs_dyn_exp_note(dyn, f->min_exp);
-	for (i = 0; ok && dyn && i < f->n; i++) {
-		const struct rs_fold_ent *c = &f->ents[i];
+	/* the copies come bucket by bucket: one lock for each bucket's run */
+	for (i = 0; ok && dyn && i < f->n; i = j) {
 		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 
-		b = rs_dyn_bucket(dyn, &c->m.start, c->plen);
+		b = f->ents[i].b;
 		lock = &dyn->locks[b & dyn->lmask];
 		rcu_read_lock();
 		spin_lock_bh(lock);
-		e = rs_dyn_find(dyn, b, &c->m.start, c->plen);
-		if (e && e->seq == c->m.seq && e->ver == c->ver)
-			rs_dyn_unlink(dyn, b, e);
-		else if (e && !e->del)
-			rs_dyn_exp_note(dyn, e->expires);
+		for (j = i; j < f->n && f->ents[j].b == b; j++) {
+			const struct rs_fold_ent *c = &f->ents[j];
+
+			e = rs_dyn_find(dyn, b, &c->m.start, c->plen);
+			if (e && e->seq == c->m.seq && e->ver == c->ver)
+				rs_dyn_unlink(dyn, b, e);
+			else if (e && !e->del)
+				rs_dyn_exp_note(dyn, e->expires);
+		}
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
-		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+		if (j / NFG_RS_RESCHED_EVERY != i / NFG_RS_RESCHED_EVERY)
 			cond_resched();
 	}
 	if (ok && f->expired)
@@ -1007,21 +1013,60 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	f->ents = NULL;
 }
 
-/* By start, then the longer first: a prefix before those inside it. */
-static int rs_mop_cmp(const void *a, const void *b)
-{
-	const struct nfg_rs_mop *x = *(struct nfg_rs_mop *const *)a;
-	const struct nfg_rs_mop *y = *(struct nfg_rs_mop *const *)b;
+/*
+ * Sort key of a copy for the merge: its start, then its prefix length
+ * (the shorter first: a prefix before those inside it), and where it is.
+ * IPv4: start and length packed in @lo (start << 8 | plen), @hi 0.
+ */
+struct rs_sort_key {
+	u64	hi;
+	u64	lo;
+	u32	plen;
+	u32	idx;
+};
 
-	if (x->start.hi != y->start.hi)
-		return x->start.hi < y->start.hi ? -1 : 1;
-	if (x->start.lo != y->start.lo)
-		return x->start.lo < y->start.lo ? -1 : 1;
-	if (x->end.hi != y->end.hi)
-		return x->end.hi > y->end.hi ? -1 : 1;
-	if (x->end.lo != y->end.lo)
-		return x->end.lo > y->end.lo ? -1 : 1;
-	return 0;
+static int rs_sort_key_cmp(const void *a, const void *b)
+{
+	const struct rs_sort_key *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+/*
+ * IPv4: a radix sort on the 5 bytes of the packed key (stable, least
+ * significant first; a byte all keys share costs no pass), n log n
+ * comparisons fewer than sort()'s heapsort for a flood's entries. @tmp
+ * holds as many keys as @k; the result ends in *@out (@k or @tmp).
+ */
+static void rs_radix_sort4(struct rs_sort_key *k, struct rs_sort_key *tmp,
+			   u32 n, struct rs_sort_key **out)
+{
+	struct rs_sort_key *src = k, *dst = tmp, *t;
+	u32 cnt[256], i, sum, c;
+	unsigned int shift;
+
+	for (shift = 0; shift < 40; shift += 8) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(src[i].lo >> shift) & 0xff]++;
+		if (cnt[(src[0].lo >> shift) & 0xff] == n)
+			continue;
+		for (i = 0, sum = 0; i < 256; i++) {
+			c = cnt[i];
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i].lo >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	*out = src;
 }
 
 /*
@@ -1037,8 +1082,10 @@ static int rs_mop_cmp(const void *a, const void *b)
 static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 			 u64 now, u32 *expired)
 {
+	struct rs_sort_key *keys = NULL, *sorted;
 	struct nfg_rs_mop **ops = NULL;
 	u32 i, n = 0, count;
+	size_t size;
 	int err;
 
 	f->expired = 0;
@@ -1048,23 +1095,37 @@ static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 		      core->next_expiry > now))
 		return 0;
 	if (f->n) {
-		ops = kvmalloc_array(f->n, sizeof(*ops), GFP_KERNEL_ACCOUNT);
-		if (!ops)
+		/* the keys, twice for the radix sort, then the pointers */
+		size = array_size(f->n, 2 * sizeof(*keys) + sizeof(*ops));
+		keys = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+		if (!keys)
 			return -ENOMEM;
+		ops = (struct nfg_rs_mop **)(keys + 2 * (size_t)f->n);
 	}
 	for (i = 0; i < f->n; i++) {
 		struct rs_fold_ent *c = &f->ents[i];
+		struct rs_sort_key *k = &keys[n];
 
-		if (!c->m.del && now && c->m.expires && c->m.expires <= now)
+		if (!c->m.del && now && c->m.expires && c->m.expires <= now) {
 			f->expired++;
-		else
-			ops[n++] = &c->m;
+			continue;
+		}
+		k->hi = c->m.start.hi;
+		k->lo = core->v6 ? c->m.start.lo : c->m.start.lo << 8 | c->plen;
+		k->plen = c->plen;
+		k->idx = i;
+		n++;
 	}
-	if (n > 1)
-		sort(ops, n, sizeof(*ops), rs_mop_cmp, NULL);
+	sorted = keys;
+	if (n > 1 && !core->v6)
+		rs_radix_sort4(keys, keys + f->n, n, &sorted);
+	else if (n > 1)
+		sort(keys, n, sizeof(*keys), rs_sort_key_cmp, NULL);
+	for (i = 0; i < n; i++)
+		ops[i] = &f->ents[sorted[i].idx].m;
 	err = nfg_rs_merge_publish(core, ops, n, now, !!expired, f->charged,
 				   &count);
-	kvfree(ops);
+	kvfree(keys);
 	if (err)
 		return err;
 	if (count)
