@@ -72,10 +72,14 @@
  * contents, never a mix.
  *
  * Dynamic entries (packet-path adds and deletes, the RANGESET target):
- * the hash beside the array and its fold into the tree live in
- * rangeset_dyn_core.c (theory of operation there); this file publishes
- * what the fold applies (nfg_rs_publish()) and folds first wherever the
- * control plane needs the whole set.
+ * the hash beside the array and its fold live in rangeset_dyn_core.c
+ * (theory of operation there); this file publishes what the fold
+ * applies (nfg_rs_publish()), or merges the entries straight into a new
+ * array (nfg_rs_merge_publish()), and folds first wherever the control
+ * plane needs the whole set. A merge leaves the tree stale
+ * (core->tree_stale: empty, the array alone holds the set):
+ * nfg_rs_tree_sync() builds it again from the array before a tree
+ * operation; TEST and the expiry read or rebuild the array alone.
  *
  * Full-space edges: "+ 1" and "- 1" on keys are only done where the
  * comparison before them proves they cannot wrap (0.0.0.0/0, ::/0,
@@ -311,28 +315,41 @@ bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
 	return rs_key_le(base, key) && rs_key_le(key, &rs_cends6(arr)[base - start]);
 }
 
-/* Index of the last range of @arr starting at or below @key, or -1. */
+/*
+ * Index of the last range of @arr starting at or below @key, or -1. The
+ * packet path's adds and deletes call it: like the lookups, it reads the
+ * starts alone (one cache line per step), then the caller the one range.
+ */
 static s64 rs_array_find(const struct nfg_rs_array *arr,
 			 const struct nfg_rs_key *key)
 {
-	struct nfg_rs_range r;
-	s64 lo = 0, hi, best = -1;
+	u32 base = 0, n, half, addr;
+	const u32 *start4;
 
-	if (!arr)
+	if (!arr || !arr->count)
 		return -1;
-	hi = (s64)arr->count - 1;
-	while (lo <= hi) {
-		s64 mid = lo + (hi - lo) / 2;
+	n = arr->count;
+	if (arr->v6) {
+		const struct nfg_rs_key *start = rs_cstarts6(arr);
 
-		nfg_rs_array_range(arr, mid, &r);
-		if (rs_key_le(&r.start, key)) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
+		while (n > 1) {
+			half = n / 2;
+			if (rs_key_le(&start[base + half], key))
+				base += half;
+			n -= half;
 		}
+		return rs_key_le(&start[base], key) ? (s64)base : -1;
 	}
-	return best;
+	/* an IPv4 set's keys are below 2^32 */
+	addr = lower_32_bits(key->lo);
+	start4 = rs_cstarts4(arr);
+	while (n > 1) {
+		half = n / 2;
+		if (start4[base + half] <= addr)
+			base += half;
+		n -= half;
+	}
+	return start4[base] <= addr ? (s64)base : -1;
 }
 
 /* Is all of [start, end] in one unexpired range of @arr? */
@@ -652,22 +669,412 @@ static u64 rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root,
 	return next;
 }
 
+/* ---- merge fold: dynamic entries straight into a new array ------------ */
+
 /*
- * Rebuild the packet-path array from the tree and publish it, then bump
- * the generation (see nfg_rs_core.gen). The array has room for expiries
+ * The merge fold (see "Merge fold" in rangeset_dyn_core.c) computes, in
+ * one pass over the published array and the entries sorted by address,
+ * what applying the entries to the tree in the order of their changes
+ * would give: at an address, the old range counts unless a marker covers
+ * it, and the adds covering it that came after the latest such marker
+ * give it the latest of their expiries (and of the old one's, if it
+ * counts). The entries are prefixes, so two of them are nested or
+ * disjoint: the ones covering an address are a chain, kept on a stack
+ * (a prefix length each at most). The output is built as the tree would
+ * hold it: parts merged where they touch with the same expiry (the tree
+ * keeps that form after every operation, so the result is the same set
+ * of ranges, not only the same addresses). It runs twice: once to count
+ * (and to see whether anything changes at all), once to fill the new
+ * array.
+ */
+struct rs_piece {
+	struct nfg_rs_key	s;
+	struct nfg_rs_key	e;
+	u64			exp;	/* the adds' latest expiry, if @add */
+	bool			add;	/* adds cover it */
+	bool			kill;	/* a marker covers it: old ranges go */
+};
+
+struct rs_merge {
+	struct nfg_rs_core		*core;
+	const struct nfg_rs_array	*old;
+	struct nfg_rs_mop *const	*ops;
+	u32				n;
+	u64				now;
+	bool				expire;	/* drop ranges expired at @now */
+	/* the pass's output: the array being filled (NULL: counting) */
+	struct nfg_rs_array		*arr;
+	u32				count;
+	u32				expired;
+	u64				next;	/* earliest expiry kept */
+	bool				same;	/* the old array so far */
+	bool				bad;	/* entries not nested */
+	bool				have;	/* @cur is being built */
+	struct nfg_rs_range		cur;
+	/* the overlay: next entry, position, chain of nested entries */
+	u32				i;
+	struct nfg_rs_key		x;
+	u32				depth;
+	struct nfg_rs_mop		*stack[NFG_RS_DYN_PLENS];
+};
+
+/* The later of two expiries (0: never, the latest). */
+static u64 rs_exp_later(u64 a, u64 b)
+{
+	return rs_exp_ge(a, b) ? a : b;
+}
+
+/* Range @cur is complete: count it, and in the filling pass store it. */
+static void rs_merge_flush(struct rs_merge *m)
+{
+	const struct nfg_rs_range *r = &m->cur;
+	struct nfg_rs_array *arr = m->arr;
+	struct nfg_rs_range o;
+	u32 i = m->count;
+
+	if (!m->have)
+		return;
+	m->have = false;
+	if (m->expire && r->expires && r->expires <= m->now) {
+		m->expired++;
+		m->same = false;
+		return;
+	}
+	if (!arr && m->same) {
+		m->same = m->old && i < m->old->count;
+		if (m->same) {
+			nfg_rs_array_range(m->old, i, &o);
+			m->same = !rs_key_cmp(&o.start, &r->start) &&
+				  !rs_key_cmp(&o.end, &r->end) &&
+				  o.expires == r->expires;
+		}
+	}
+	if (arr) {
+		if (WARN_ON_ONCE(i >= arr->count))
+			return;
+		if (arr->v6) {
+			rs_starts6(arr)[i] = r->start;
+			rs_ends6(arr)[i] = r->end;
+		} else {
+			rs_starts4(arr)[i] = lower_32_bits(r->start.lo);
+			rs_ends4(arr)[i] = lower_32_bits(r->end.lo);
+		}
+		if (arr->timed)
+			rs_expires(arr)[i] = r->expires;
+	}
+	if (r->expires && (!m->next || r->expires < m->next))
+		m->next = r->expires;
+	m->count++;
+}
+
+/* [*s, *e] (after everything emitted so far) is in the set until @exp. */
+static void rs_merge_emit(struct rs_merge *m, const struct nfg_rs_key *s,
+			  const struct nfg_rs_key *e, u64 exp)
+{
+	struct nfg_rs_key after;
+
+	if (m->have && m->cur.expires == exp) {
+		/* cur ends before s: not the maximum */
+		after = m->cur.end;
+		rs_key_inc(&after);
+		if (!rs_key_cmp(&after, s)) {
+			m->cur.end = *e;
+			return;
+		}
+	}
+	rs_merge_flush(m);
+	m->have = true;
+	m->cur.start = *s;
+	m->cur.end = *e;
+	m->cur.expires = exp;
+}
+
+/* What the chain of entries on the stack makes of the addresses it covers. */
+static void rs_merge_chain(const struct rs_merge *m, struct rs_piece *p)
+{
+	u64 d = 0;
+	u32 i;
+
+	for (i = 0; i < m->depth; i++)
+		if (m->stack[i]->del && m->stack[i]->seq > d)
+			d = m->stack[i]->seq;
+	p->kill = d != 0;
+	p->add = false;
+	for (i = 0; i < m->depth; i++) {
+		const struct nfg_rs_mop *op = m->stack[i];
+
+		if (op->del || op->seq < d)
+			continue;
+		p->exp = p->add ? rs_exp_later(p->exp, op->expires) : op->expires;
+		p->add = true;
+	}
+}
+
+/*
+ * The next piece of the overlay: addresses covered by the same chain of
+ * entries, in ascending order. false: none left.
+ */
+static bool rs_overlay_next(struct rs_merge *m, struct rs_piece *p)
+{
+	struct nfg_rs_mop *top, *nx;
+
+	for (;;) {
+		if (!m->depth) {
+			if (m->i >= m->n)
+				return false;
+			m->stack[m->depth++] = m->ops[m->i++];
+			m->x = m->stack[0]->start;
+			continue;
+		}
+		top = m->stack[m->depth - 1];
+		nx = m->i < m->n ? m->ops[m->i] : NULL;
+		if (nx && rs_key_le(&nx->start, &top->end)) {
+			/* prefixes nest: nx lies inside top */
+			if (WARN_ON_ONCE(rs_key_cmp(&nx->end, &top->end) > 0 ||
+					 m->depth >= ARRAY_SIZE(m->stack))) {
+				m->bad = true;
+				return false;
+			}
+			if (rs_key_cmp(&nx->start, &m->x) > 0) {
+				/* top's part before nx; nx->start > x >= 0 */
+				p->s = m->x;
+				p->e = nx->start;
+				rs_key_dec(&p->e);
+				rs_merge_chain(m, p);
+				m->x = nx->start;
+				m->stack[m->depth++] = nx;
+				m->i++;
+				return true;
+			}
+			m->stack[m->depth++] = nx;
+			m->i++;
+			continue;
+		}
+		/* top's rest: the next entry starts after it */
+		if (!rs_key_le(&m->x, &top->end)) {
+			m->depth--;
+			continue;
+		}
+		p->s = m->x;
+		p->e = top->end;
+		rs_merge_chain(m, p);
+		m->depth--;
+		if (rs_key_is_max(&top->end, m->core->v6)) {
+			/* so do the entries below it, and none comes after */
+			m->depth = 0;
+			m->i = m->n;
+		} else {
+			m->x = top->end;
+			rs_key_inc(&m->x);
+		}
+		return true;
+	}
+}
+
+/*
+ * The old ranges from @from on that end before @limit - 1 (all of them
+ * when @limit is NULL): no entry touches them, so they go out as they are
+ * (or expire), without the pass's piecewise work; a run of a large array
+ * between two entries costs a copy. They merge with nothing: the old
+ * array has the tree's form, and the last of them does not touch @limit.
+ * Returns the first old range not taken.
+ */
+static u32 rs_merge_bulk(struct rs_merge *m, u32 from,
+			 const struct nfg_rs_key *limit)
+{
+	const struct nfg_rs_array *old = m->old;
+	struct nfg_rs_array *arr = m->arr;
+	u32 on = old->count, to = from, i, c;
+	const u64 *oexp;
+	u64 exp;
+
+	if (old->v6) {
+		const struct nfg_rs_key *ends = rs_cends6(old);
+		struct nfg_rs_key after;
+
+		while (to < on) {
+			if (limit) {
+				if (rs_key_is_max(&ends[to], true))
+					break;
+				after = ends[to];
+				rs_key_inc(&after);
+				if (rs_key_cmp(&after, limit) >= 0)
+					break;
+			}
+			to++;
+		}
+	} else {
+		const u32 *ends = rs_cends4(old);
+
+		while (to < on && (!limit || (u64)ends[to] + 1 < limit->lo))
+			to++;
+	}
+	if (to == from)
+		return from;
+	rs_merge_flush(m);
+	if (m->count != from)
+		m->same = false;
+	oexp = old->timed ? rs_expires((struct nfg_rs_array *)old) : NULL;
+	for (i = from; i < to; i++) {
+		exp = oexp ? oexp[i] : 0;
+		if (m->expire && exp && exp <= m->now) {
+			m->expired++;
+			m->same = false;
+			continue;
+		}
+		c = m->count;
+		if (arr && !WARN_ON_ONCE(c >= arr->count)) {
+			if (arr->v6) {
+				rs_starts6(arr)[c] = rs_cstarts6(old)[i];
+				rs_ends6(arr)[c] = rs_cends6(old)[i];
+			} else {
+				rs_starts4(arr)[c] = rs_cstarts4(old)[i];
+				rs_ends4(arr)[c] = rs_cends4(old)[i];
+			}
+			if (arr->timed)
+				rs_expires(arr)[c] = exp;
+		}
+		if (exp && (!m->next || exp < m->next))
+			m->next = exp;
+		m->count++;
+	}
+	return to;
+}
+
+/*
+ * One pass: the old array's ranges and the overlay's pieces, in address
+ * order; each part where they meet takes what the chain makes of it.
+ */
+static int rs_merge_pass(struct rs_merge *m)
+{
+	u32 oi = 0, on = m->old ? m->old->count : 0, steps = 0;
+	struct nfg_rs_range o;
+	struct nfg_rs_key e;
+	struct rs_piece p;
+	bool ho, hp;
+	u64 exp;
+
+	m->i = 0;
+	m->depth = 0;
+	m->count = 0;
+	m->expired = 0;
+	m->next = 0;
+	m->same = true;
+	m->bad = false;
+	m->have = false;
+	ho = oi < on;
+	if (ho)
+		nfg_rs_array_range(m->old, oi, &o);
+	hp = rs_overlay_next(m, &p);
+	while (ho || hp) {
+		bool alone = false;
+
+		if (hp && (!ho || rs_key_cmp(&p.s, &o.start) < 0)) {
+			/* the overlay alone, up to the next old range */
+			e = p.e;
+			if (ho && rs_key_le(&o.start, &p.e)) {
+				e = o.start;	/* > p.s >= 0 */
+				rs_key_dec(&e);
+			}
+			if (p.add)
+				rs_merge_emit(m, &p.s, &e, p.exp);
+		} else if (!hp || rs_key_cmp(&o.start, &p.s) < 0) {
+			/* an old range alone, up to the next piece */
+			e = o.end;
+			if (hp && rs_key_le(&p.s, &o.end)) {
+				e = p.s;	/* > o.start >= 0 */
+				rs_key_dec(&e);
+			}
+			rs_merge_emit(m, &o.start, &e, o.expires);
+			alone = true;
+		} else {
+			/* both, from the same address */
+			e = rs_key_le(&o.end, &p.e) ? o.end : p.e;
+			if (p.add || !p.kill) {
+				exp = p.add ? p.exp : o.expires;
+				if (p.add && !p.kill)
+					exp = rs_exp_later(exp, o.expires);
+				rs_merge_emit(m, &o.start, &e, exp);
+			}
+		}
+		/* move past e: whatever ends there is done */
+		if (ho && rs_key_le(&o.start, &e)) {
+			if (!rs_key_cmp(&o.end, &e)) {
+				oi++;
+				/* after an old range alone: those up to p too */
+				if (alone)
+					oi = rs_merge_bulk(m, oi, hp ? &p.s : NULL);
+				ho = oi < on;
+				if (ho)
+					nfg_rs_array_range(m->old, oi, &o);
+			} else {
+				o.start = e;
+				rs_key_inc(&o.start);
+			}
+		}
+		if (hp && rs_key_le(&p.s, &e)) {
+			if (!rs_key_cmp(&p.e, &e)) {
+				hp = rs_overlay_next(m, &p);
+			} else {
+				p.s = e;
+				rs_key_inc(&p.s);
+			}
+		}
+		if (++steps % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	rs_merge_flush(m);
+	if (m->count != on)
+		m->same = false;
+	return m->bad ? -EINVAL : 0;
+}
+
+/* The filling pass, into a new array (NULL when the set ends empty). */
+static int rs_merge_fill(struct rs_merge *m, struct nfg_rs_array **new)
+{
+	u32 count = m->count;
+	u64 next = m->next;
+
+	*new = NULL;
+	if (!count)
+		return 0;
+	m->arr = rs_array_alloc(count, m->core->v6, next != 0);
+	if (!m->arr)
+		return -ENOMEM;
+	rs_merge_pass(m);
+	*new = m->arr;
+	m->arr = NULL;
+	if (WARN_ON_ONCE(m->count != count || m->next != next)) {
+		nfg_rs_array_put(*new);
+		*new = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Rebuild the packet-path array from the tree (or from the merge @m)
+ * and publish it, then bump the generation (see nfg_rs_core.gen). The array has room for expiries
  * if the old one had (a second walk only when a set gets its first
  * expiring range); when none is left, the room stays unused until the
  * next publication and lookups and dumps know it (timed is cleared).
  */
-static int rs_publish(struct nfg_rs_core *core)
+static int rs_publish(struct nfg_rs_core *core, struct rs_merge *m)
 {
 	struct nfg_rs_array *new = NULL, *old;
 	bool timed, missed;
 	u64 next = 0;
+	int err;
 
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	timed = old && old->timed;
-	while (core->count) {
+	if (m) {
+		err = rs_merge_fill(m, &new);
+		if (err)
+			return err;
+		next = m->next;
+	}
+	while (!m && core->count) {
 		new = rs_array_alloc(core->count, core->v6, timed);
 		if (!new)
 			return -ENOMEM;
@@ -699,7 +1106,8 @@ static int rs_publish(struct nfg_rs_core *core)
  *
  * Return: 0, -ENOSPC or -ENOMEM (nothing published).
  */
-int nfg_rs_publish(struct nfg_rs_core *core, u32 allow, bool force)
+static int rs_publish_count(struct nfg_rs_core *core, u32 count, u32 allow,
+			    bool force, struct rs_merge *m)
 {
 	const struct nfg_rs_array *arr;
 	struct nfg_rs_dyn *dyn;
@@ -707,27 +1115,128 @@ int nfg_rs_publish(struct nfg_rs_core *core, u32 allow, bool force)
 	int c, old, err;
 
 	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
-	grow = (s64)core->count - (arr ? arr->count : 0);
+	grow = (s64)count - (arr ? arr->count : 0);
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
 	if (!dyn || grow <= 0) {
-		if (!force && grow > 0 && core->count > (u64)core->maxelem + allow)
+		if (!force && grow > 0 && count > (u64)core->maxelem + allow)
 			return -ENOSPC;
-		return rs_publish(core);
+		return rs_publish(core, m);
 	}
 	c = atomic_read(&dyn->count);
 	for (;;) {
-		if (!force && (u64)core->count + (u32)c >
-		    (u64)core->maxelem + allow)
+		if (!force && (u64)count + (u32)c > (u64)core->maxelem + allow)
 			return -ENOSPC;
 		old = atomic_cmpxchg(&dyn->count, c, c + (int)grow);
 		if (old == c)
 			break;
 		c = old;
 	}
-	err = rs_publish(core);
+	err = rs_publish(core, m);
 	smp_mb();	/* the new array before the charge goes back */
 	atomic_sub((int)grow, &dyn->count);
 	return err;
+}
+
+int nfg_rs_publish(struct nfg_rs_core *core, u32 allow, bool force)
+{
+	return rs_publish_count(core, core->count, allow, force, NULL);
+}
+
+/**
+ * nfg_rs_merge_publish - the merge fold: entries straight into a new array
+ * @core: the set
+ * @ops: the entries, sorted by start, then the longer first (prefixes:
+ *	 nested or disjoint)
+ * @n: how many
+ * @now: the current time (0: nothing has expired)
+ * @expire: also drop the ranges expired at @now
+ * @allow: slots of maxelem held by these entries (see nfg_rs_publish())
+ * @expired: set to the ranges dropped as expired
+ *
+ * What applying the entries to the tree in the order of their seq (adds
+ * with their expiries, markers as deletes) and expiring at @now would
+ * publish, in two linear passes over the array and the entries, without
+ * the tree: the tree is left empty and marked stale (nfg_rs_tree_sync()
+ * rebuilds it). Nothing is published if nothing changes. Under
+ * core->lock for writing.
+ *
+ * Return: 0; -ENOSPC (the result does not fit maxelem with @allow: the
+ * caller folds through the tree, which knows the splits that deletes may
+ * make) or -ENOMEM, -EINVAL (entries not nested): nothing changed.
+ */
+int nfg_rs_merge_publish(struct nfg_rs_core *core,
+			 struct nfg_rs_mop *const *ops, u32 n, u64 now,
+			 bool expire, u32 allow, u32 *expired)
+{
+	struct rs_merge *m;
+	int err;
+
+	*expired = 0;
+	m = kmalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return -ENOMEM;
+	m->core = core;
+	m->old = rcu_dereference_protected(core->arr,
+					   lockdep_is_held(&core->lock));
+	m->ops = ops;
+	m->n = n;
+	m->now = now;
+	m->expire = expire;
+	m->arr = NULL;
+	err = rs_merge_pass(m);
+	if (err || m->same)
+		goto out;
+	err = rs_publish_count(core, m->count, allow, false, m);
+	if (err)
+		goto out;
+	*expired = m->expired;
+	core->count = m->count;
+	if (!core->tree_stale) {
+		rs_tree_free(&core->root);
+		WRITE_ONCE(core->tree_stale, true);
+	}
+out:
+	kfree(m);
+	return err;
+}
+
+/**
+ * nfg_rs_tree_sync - give the control plane its tree back
+ * @core: the set
+ *
+ * After a merge fold the published array alone holds the set: build the
+ * tree from it (in order, each node the right child of the previous, as
+ * a rollback does). Under core->lock for writing.
+ *
+ * Return: 0 or -ENOMEM (the tree stays stale, nothing changed).
+ */
+int nfg_rs_tree_sync(struct nfg_rs_core *core)
+{
+	struct nfg_rs_update u = { .core = core };
+	const struct nfg_rs_array *arr;
+	struct nfg_rs_node *n;
+	u32 i, count;
+
+	if (!core->tree_stale)
+		return 0;
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	count = arr ? arr->count : 0;
+	for (i = 0; i < count; i++) {
+		n = kmalloc(sizeof(*n), GFP_KERNEL_ACCOUNT);
+		if (!n) {
+			nfg_rs_update_end(&u);
+			return -ENOMEM;
+		}
+		n->next = u.spare;
+		u.spare = n;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	/* the tree is empty: the rollback builds it from the spare nodes */
+	nfg_rs_tree_rollback(&u);
+	nfg_rs_update_end(&u);
+	WRITE_ONCE(core->tree_stale, false);
+	return 0;
 }
 
 /*
@@ -794,25 +1303,21 @@ u32 nfg_rs_tree_expire(struct nfg_rs_update *u, u64 now)
 }
 
 /*
- * Expire without folding: take the ranges expired at @now out and publish.
- * Under core->lock for writing. On -ENOMEM the tree is rolled back.
+ * Expire without folding: publish the array without the ranges expired
+ * at @now (a merge of no entries: the array only shrinks, no room to
+ * charge, no tree needed). Under core->lock for writing. On -ENOMEM
+ * nothing changed.
  */
 static int rs_expire_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 {
-	struct nfg_rs_update u = { .core = core };
-	u32 count = nfg_rs_tree_expire(&u, now);
-	int err = 0;
+	int err;
 
-	if (count) {
-		/* the array only shrinks: no room to charge */
-		err = nfg_rs_publish(core, 0, true);
-		if (err)
-			nfg_rs_tree_rollback(&u);
-		else
-			WRITE_ONCE(core->expiries, core->expiries + count);
-	}
-	*expired = err ? 0 : count;
-	nfg_rs_update_end(&u);
+	*expired = 0;
+	if (!core->next_expiry || core->next_expiry > now)
+		return 0;
+	err = nfg_rs_merge_publish(core, NULL, 0, now, true, 0, expired);
+	if (!err)
+		WRITE_ONCE(core->expiries, core->expiries + *expired);
 	return err;
 }
 
@@ -842,6 +1347,8 @@ int nfg_rs_core_update(struct nfg_rs_core *core, const struct nfg_rs_range *r,
 	down_write(&core->lock);
 	/* Dynamic entries first: the request applies to the whole set. */
 	err = nfg_rs_fold_locked(core, get_jiffies_64(), NULL);
+	if (!err)
+		err = nfg_rs_tree_sync(core);
 	if (err)
 		goto out;
 	for (i = 0; i < n && !err; i++) {
@@ -875,6 +1382,7 @@ void nfg_rs_core_flush(struct nfg_rs_core *core)
 	old = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
 	rcu_assign_pointer(core->arr, NULL);
 	nfg_rs_gen_bump(core);
+	WRITE_ONCE(core->tree_stale, false);
 	nfg_rs_dyn_clear(rcu_dereference_protected(core->dyn,
 						   lockdep_is_held(&core->lock)));
 	root = core->root;
@@ -925,7 +1433,7 @@ u64 nfg_rs_core_next_expiry(const struct nfg_rs_core *core)
 /* True if the whole range @r is in the set. */
 bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 {
-	const struct nfg_rs_node *n;
+	const struct nfg_rs_array *arr;
 	bool hit;
 
 	if (!nfg_rs_range_valid(r, core->v6))
@@ -934,9 +1442,9 @@ bool nfg_rs_core_test(struct nfg_rs_core *core, const struct nfg_rs_range *r)
 	down_write(&core->lock);
 	/* On failure the entries stay dynamic: the answer leaves them out. */
 	nfg_rs_fold_locked(core, get_jiffies_64(), NULL);
-	n = rs_first_end_ge(&core->root, &r->start);
-	hit = n && rs_key_le(&n->r.start, &r->start) &&
-	      rs_key_le(&r->end, &n->r.end);
+	/* the array holds the set (the tree may be stale); expiry aside */
+	arr = rcu_dereference_protected(core->arr, lockdep_is_held(&core->lock));
+	hit = nfg_rs_array_covers(arr, &r->start, &r->end, 0);
 	up_write(&core->lock);
 	return hit;
 }
@@ -980,6 +1488,7 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 
 	swap(a->root, b->root);
 	swap(a->count, b->count);
+	swap(a->tree_stale, b->tree_stale);
 	swap(a->timeout, b->timeout);
 	next = a->next_expiry;
 	WRITE_ONCE(a->next_expiry, b->next_expiry);
@@ -1038,7 +1547,8 @@ void nfg_rs_core_info(struct nfg_rs_core *core, struct nfg_rs_core_info *info)
 	info->maxelem = READ_ONCE(core->maxelem);
 	info->timeout = READ_ONCE(core->timeout);
 	info->expiries = READ_ONCE(core->expiries);
-	info->memsize += (u64)info->count * sizeof(struct nfg_rs_node);
+	if (!READ_ONCE(core->tree_stale))
+		info->memsize += (u64)info->count * sizeof(struct nfg_rs_node);
 
 	for_each_possible_cpu(cpu) {
 		const struct nfg_rs_stats *s = per_cpu_ptr(core->stats, cpu);
@@ -1065,6 +1575,7 @@ int nfg_rs_core_init(struct nfg_rs_core *core, bool v6, u32 maxelem)
 	core->next_expiry = 0;
 	core->gen = 0;
 	core->v6 = v6;
+	core->tree_stale = false;
 	RCU_INIT_POINTER(core->arr, NULL);
 	RCU_INIT_POINTER(core->dyn, NULL);
 	return 0;

@@ -167,11 +167,19 @@ struct nfg_rs_core {
 	 */
 	struct rw_semaphore		lock;
 	struct rb_root			root;
+	/* Ranges of the set (in the array; in the tree unless @tree_stale). */
 	u32				count;
 	u32				maxelem;
 	/* Default timeout of the set in seconds (0 = none): for rangeset_nl. */
 	u32				timeout;
 	bool				v6;
+	/*
+	 * The tree is empty and the published array alone holds the set:
+	 * a merge fold (rangeset_dyn_core.c) published without it. Under
+	 * @lock; nfg_rs_tree_sync() builds the tree again where the control
+	 * plane needs it.
+	 */
+	bool				tree_stale;
 	/* Ranges removed by nfg_rs_core_expire(). */
 	u64				expiries;
 	/*

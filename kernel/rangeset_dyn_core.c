@@ -53,11 +53,23 @@
  * way the marker is the latest change: lookups miss inside it at once,
  * whatever the lengths of the entries under it.
  *
- * Folding moves the hash into the tree: copy the entries (each bucket
- * under its lock), sort them by seq, apply them in that order as adds
- * with their expiries (the later expiry wins, as for the control plane)
- * and markers as deletes, so the tree ends where the lookups were; entries
- * expired by then are dropped (counted as expiries). Then publish once,
+ * Folding moves the hash into the array: copy the entries (each bucket
+ * under its lock); the result is what applying them to the tree in the
+ * order of their seq would give, adds with their expiries (the later
+ * expiry wins, as for the control plane) and markers as deletes, so the
+ * set ends where the lookups were; entries expired by then are dropped
+ * (counted as expiries). Merge fold: the entries are sorted by address
+ * and merged with the published array in one linear pass into the new
+ * array, without the tree (nfg_rs_merge_publish() in rangeset_core.c: at
+ * each address the latest marker covering it decides whether the old
+ * range counts, the adds after it give the latest expiry). The tree is
+ * then left empty and stale, and rebuilt from the array only when the
+ * control plane needs it (a batch ADD/DEL: nfg_rs_tree_sync()); so a
+ * flood costs a sort and a pass over the array per fold, not three tree
+ * descents per entry and a walk of the tree per publication. When the
+ * merge's result does not fit maxelem, the fold goes through the tree as
+ * before (below: it knows what a delete's split may take and which adds
+ * fit). Then publish once,
  * bump the set's generation (core->gen), and unlink the copied entries
  * unless the packet path changed them meanwhile (a new seq or version:
  * folded again next time; a --exist refresh with no marker pending moves
@@ -66,13 +78,14 @@
  * and again after the hash and retry if it moved: a reader that loaded
  * the old array and then probed the hash after the unlink would see
  * neither the old entry nor its folded range.
- * If the adds would overflow maxelem, the batch is applied again with
- * only the adds whose worst case still fits, and then with the markers
- * alone: a full set never wedges its fold, its expiry or the control
- * plane. On -ENOMEM nothing changes and the entries keep deciding from the
- * hash; the expiry work then expires the tree's ranges without the fold.
- * A fold costs O(ranges) (the array is rebuilt) plus a tree insert per
- * entry, and lookups already see the entries in the hash, so they may
+ * If the adds would overflow maxelem, the tree's fold applies the batch
+ * in seq order, again with only the adds whose worst case still fits,
+ * and then with the markers alone: a full set never wedges its fold, its
+ * expiry or the control plane. On -ENOMEM nothing changes and the entries
+ * keep deciding from the hash; the expiry work then expires the array's
+ * ranges without the fold (a merge of no entries).
+ * A fold costs O(ranges) (the array is rebuilt) plus a sort of the
+ * entries, and lookups already see the entries in the hash, so they may
  * wait there: the set's fold work (rangeset_nl.c) looks a tick after the
  * first packet-path change and every tick while entries are pending, and
  * folds only when it pays (nfg_rs_core_fold_lazy(), rs_fold_due()):
@@ -130,6 +143,10 @@
 enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE, RS_RACE_FOLD };
 #ifndef NFG_RS_RACE_POINT
 #define NFG_RS_RACE_POINT(core, where)	do { (void)(core); (void)(where); } while (0)
+#endif
+/* The unit tests fold through the tree alone, to compare. */
+#ifndef NFG_RS_FOLD_TREE_ONLY
+#define NFG_RS_FOLD_TREE_ONLY(core)	((void)(core), false)
 #endif
 
 /* ---- dynamic entries: packet-path side --------------------------------- */
@@ -763,12 +780,10 @@ bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
 
 /* A copy of a dynamic entry taken by a fold. */
 struct rs_fold_ent {
-	struct nfg_rs_key	key;
-	u64			expires;
-	u64			seq;
+	struct nfg_rs_mop	m;	/* start = the entry's key */
 	u32			ver;
+	u32			b;	/* its bucket */
 	u8			plen;
-	u8			del;
 	u8			charged;
 };
 
@@ -791,8 +806,8 @@ enum rs_fold_mode {
 
 static int rs_fold_ent_cmp(const void *a, const void *b)
 {
-	u64 x = ((const struct rs_fold_ent *)a)->seq;
-	u64 y = ((const struct rs_fold_ent *)b)->seq;
+	u64 x = ((const struct rs_fold_ent *)a)->m.seq;
+	u64 y = ((const struct rs_fold_ent *)b)->m.seq;
 
 	return x < y ? -1 : x > y;
 }
@@ -802,10 +817,10 @@ static int rs_fold_key_cmp(const void *a, const void *b)
 {
 	const struct rs_fold_ent *x = a, *y = b;
 
-	if (x->key.hi != y->key.hi)
-		return x->key.hi < y->key.hi ? -1 : 1;
-	if (x->key.lo != y->key.lo)
-		return x->key.lo < y->key.lo ? -1 : 1;
+	if (x->m.start.hi != y->m.start.hi)
+		return x->m.start.hi < y->m.start.hi ? -1 : 1;
+	if (x->m.start.lo != y->m.start.lo)
+		return x->m.start.lo < y->m.start.lo ? -1 : 1;
 	return (x->plen < y->plen) - (x->plen > y->plen);
 }
 
@@ -825,11 +840,11 @@ static void rs_fold_order(struct rs_fold *f, bool by_key)
 		return;
 	sort(f->ents, f->n, sizeof(*f->ents), rs_fold_ent_cmp, NULL);
 	while (by_key && i < f->n) {
-		if (f->ents[i].del) {
+		if (f->ents[i].m.del) {
 			i++;
 			continue;
 		}
-		for (j = i; j < f->n && !f->ents[j].del; j++)
+		for (j = i; j < f->n && !f->ents[j].m.del; j++)
 			;
 		sort(f->ents + i, j - i, sizeof(*f->ents), rs_fold_key_cmp,
 		     NULL);
@@ -874,17 +889,20 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 		     e = rcu_dereference(e->next)) {
 			struct rs_fold_ent *c = &f->ents[f->n++];
 
-			c->key = e->key;
+			c->m.start = e->key;
+			rs_key_prefix_end(&c->m.end, &e->key, e->plen,
+					  core->v6);
+			c->b = b;
 			c->plen = e->plen;
-			c->expires = e->expires;
-			c->seq = e->seq;
+			c->m.expires = e->expires;
+			c->m.seq = e->seq;
 			c->ver = e->ver;
-			c->del = e->del;
+			c->m.del = e->del;
 			c->charged = e->charged;
 			f->charged += e->charged;
-			if (!c->del && c->expires &&
-			    (!f->min_exp || c->expires < f->min_exp))
-				f->min_exp = c->expires;
+			if (!c->m.del && c->m.expires &&
+			    (!f->min_exp || c->m.expires < f->min_exp))
+				f->min_exp = c->m.expires;
 		}
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
@@ -920,27 +938,27 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 	for (i = 0; i < f->n; i++) {
 		const struct rs_fold_ent *c = &f->ents[i];
 
-		if (!c->del && now && c->expires && c->expires <= now) {
+		if (!c->m.del && now && c->m.expires && c->m.expires <= now) {
 			f->expired++;
 			continue;
 		}
 		/* An add may split a range of another expiry in three. */
-		if (!c->del && (mode == RS_FOLD_MARKERS ||
-				(mode == RS_FOLD_FITTING &&
-				 (u64)core->count + 2 + others >
-				 (u64)core->maxelem + f->splits))) {
+		if (!c->m.del && (mode == RS_FOLD_MARKERS ||
+				  (mode == RS_FOLD_FITTING &&
+				   (u64)core->count + 2 + others >
+				   (u64)core->maxelem + f->splits))) {
 			f->refused++;
 			continue;
 		}
-		r.start = c->key;
-		rs_key_prefix_end(&r.end, &c->key, c->plen, core->v6);
-		r.expires = c->expires;
+		r.start = c->m.start;
+		rs_key_prefix_end(&r.end, &c->m.start, c->plen, core->v6);
+		r.expires = c->m.expires;
 		before = core->count;
-		err = c->del ? nfg_rs_tree_del(u, &r) : nfg_rs_tree_add(u, &r);
+		err = c->m.del ? nfg_rs_tree_del(u, &r) : nfg_rs_tree_add(u, &r);
 		if (err)
 			return err;
 		/* a charged marker's slot covers its split */
-		if (c->del && !c->charged && core->count > before)
+		if (c->m.del && !c->charged && core->count > before)
 			f->splits += core->count - before;
 		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
@@ -959,28 +977,32 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 {
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
-	u32 i, b;
+	u32 i, j, b;
 
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
 	/* nothing folded: the copies' expiries are pending again */
 	if (!ok && dyn)
 		rs_dyn_exp_note(dyn, f->min_exp);
-	for (i = 0; ok && dyn && i < f->n; i++) {
-		const struct rs_fold_ent *c = &f->ents[i];
+	/* the copies come bucket by bucket: one lock for each bucket's run */
+	for (i = 0; ok && dyn && i < f->n; i = j) {
 		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 
-		b = rs_dyn_bucket(dyn, &c->key, c->plen);
+		b = f->ents[i].b;
 		lock = &dyn->locks[b & dyn->lmask];
 		rcu_read_lock();
 		spin_lock_bh(lock);
-		e = rs_dyn_find(dyn, b, &c->key, c->plen);
-		if (e && e->seq == c->seq && e->ver == c->ver)
-			rs_dyn_unlink(dyn, b, e);
-		else if (e && !e->del)
-			rs_dyn_exp_note(dyn, e->expires);
+		for (j = i; j < f->n && f->ents[j].b == b; j++) {
+			const struct rs_fold_ent *c = &f->ents[j];
+
+			e = rs_dyn_find(dyn, b, &c->m.start, c->plen);
+			if (e && e->seq == c->m.seq && e->ver == c->ver)
+				rs_dyn_unlink(dyn, b, e);
+			else if (e && !e->del)
+				rs_dyn_exp_note(dyn, e->expires);
+		}
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
-		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+		if (j / NFG_RS_RESCHED_EVERY != i / NFG_RS_RESCHED_EVERY)
 			cond_resched();
 	}
 	if (ok && f->expired)
@@ -989,6 +1011,128 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		this_cpu_add(core->stats->dyn_refused, f->refused);
 	kvfree(f->ents);
 	f->ents = NULL;
+}
+
+/*
+ * Sort key of a copy for the merge: its start, then its prefix length
+ * (the shorter first: a prefix before those inside it), and where it is.
+ * IPv4: start and length packed in @lo (start << 8 | plen), @hi 0.
+ */
+struct rs_sort_key {
+	u64	hi;
+	u64	lo;
+	u32	plen;
+	u32	idx;
+};
+
+static int rs_sort_key_cmp(const void *a, const void *b)
+{
+	const struct rs_sort_key *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+/*
+ * IPv4: a radix sort on the 5 bytes of the packed key (stable, least
+ * significant first; a byte all keys share costs no pass), n log n
+ * comparisons fewer than sort()'s heapsort for a flood's entries. @tmp
+ * holds as many keys as @k; the result ends in *@out (@k or @tmp).
+ */
+static void rs_radix_sort4(struct rs_sort_key *k, struct rs_sort_key *tmp,
+			   u32 n, struct rs_sort_key **out)
+{
+	struct rs_sort_key *src = k, *dst = tmp, *t;
+	u32 cnt[256], i, sum, c;
+	unsigned int shift;
+
+	for (shift = 0; shift < 40; shift += 8) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(src[i].lo >> shift) & 0xff]++;
+		if (cnt[(src[0].lo >> shift) & 0xff] == n)
+			continue;
+		for (i = 0, sum = 0; i < 256; i++) {
+			c = cnt[i];
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[(src[i].lo >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	*out = src;
+}
+
+/*
+ * The merge fold (see "Merge fold" above): the copies, less the adds
+ * expired at @now (counted), sorted by address and merged with the
+ * array into a new one (nfg_rs_merge_publish()), with the expiry of the
+ * ranges expired at @now if @expired is given. Under core->lock for
+ * writing.
+ *
+ * Return: 0, -ENOMEM (nothing changed), or -ENOSPC / -EINVAL: nothing
+ * changed, the caller folds through the tree.
+ */
+static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
+			 u64 now, u32 *expired)
+{
+	struct rs_sort_key *keys = NULL, *sorted;
+	struct nfg_rs_mop **ops = NULL;
+	u32 i, n = 0, count;
+	size_t size;
+	int err;
+
+	f->expired = 0;
+	f->refused = 0;
+	f->splits = 0;
+	if (!f->n && (!expired || !core->next_expiry ||
+		      core->next_expiry > now))
+		return 0;
+	if (f->n) {
+		/* the keys, twice for the radix sort, then the pointers */
+		size = array_size(f->n, 2 * sizeof(*keys) + sizeof(*ops));
+		keys = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+		if (!keys)
+			return -ENOMEM;
+		ops = (struct nfg_rs_mop **)(keys + 2 * (size_t)f->n);
+	}
+	for (i = 0; i < f->n; i++) {
+		struct rs_fold_ent *c = &f->ents[i];
+		struct rs_sort_key *k = &keys[n];
+
+		if (!c->m.del && now && c->m.expires && c->m.expires <= now) {
+			f->expired++;
+			continue;
+		}
+		k->hi = c->m.start.hi;
+		k->lo = core->v6 ? c->m.start.lo : c->m.start.lo << 8 | c->plen;
+		k->plen = c->plen;
+		k->idx = i;
+		n++;
+	}
+	sorted = keys;
+	if (n > 1 && !core->v6)
+		rs_radix_sort4(keys, keys + f->n, n, &sorted);
+	else if (n > 1)
+		sort(keys, n, sizeof(*keys), rs_sort_key_cmp, NULL);
+	for (i = 0; i < n; i++)
+		ops[i] = &f->ents[sorted[i].idx].m;
+	err = nfg_rs_merge_publish(core, ops, n, now, !!expired, f->charged,
+				   &count);
+	kvfree(keys);
+	if (err)
+		return err;
+	if (count)
+		WRITE_ONCE(core->expiries, core->expiries + count);
+	if (expired)
+		*expired = count + f->expired;
+	return 0;
 }
 
 /*
@@ -1012,6 +1156,14 @@ int nfg_rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 	err = rs_fold_copy(core, &f);
 	if (err)
 		return err;
+	err = NFG_RS_FOLD_TREE_ONLY(core) ? -EINVAL :
+	      rs_fold_merge(core, &f, now, expired);
+	if (err != -ENOSPC && err != -EINVAL)
+		goto done;
+	/* through the tree: it knows the splits, and what fits */
+	err = nfg_rs_tree_sync(core);
+	if (err)
+		goto done;
 	for (;;) {
 		/* a fold short of room applies its adds in their order */
 		rs_fold_order(&f, mode == RS_FOLD_ALL);
@@ -1033,6 +1185,7 @@ int nfg_rs_fold_locked(struct nfg_rs_core *core, u64 now, u32 *expired)
 	if (!err && expired)
 		*expired = count + f.expired;
 	nfg_rs_update_end(&u);
+done:
 	rs_fold_finish(core, &f, !err);
 	if (!err) {
 		struct nfg_rs_dyn *dyn;

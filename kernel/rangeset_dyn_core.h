@@ -32,7 +32,23 @@ struct nfg_rs_update {
 	bool			changed;
 };
 
+/*
+ * One dynamic entry as the merge fold sees it: the prefix [start, end],
+ * its expiry (adds), its place in the order of changes, add or marker.
+ */
+struct nfg_rs_mop {
+	struct nfg_rs_key	start;
+	struct nfg_rs_key	end;
+	u64			expires;
+	u64			seq;
+	u8			del;
+};
+
 /* rangeset_core.c: the tree and the array, for the fold */
+int nfg_rs_merge_publish(struct nfg_rs_core *core,
+			 struct nfg_rs_mop *const *ops, u32 n, u64 now,
+			 bool expire, u32 allow, u32 *expired);
+int nfg_rs_tree_sync(struct nfg_rs_core *core);
 int nfg_rs_tree_add(struct nfg_rs_update *u, const struct nfg_rs_range *r);
 int nfg_rs_tree_del(struct nfg_rs_update *u, const struct nfg_rs_range *r);
 u32 nfg_rs_tree_expire(struct nfg_rs_update *u, u64 now);

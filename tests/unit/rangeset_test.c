@@ -19,6 +19,9 @@
 /* Forced interleavings: see race_point() below. */
 static void race_point(void *core, int where);
 #define NFG_RS_RACE_POINT(core, where)	race_point(core, where)
+/* The set that folds through the tree alone (the merge fold's reference). */
+static const void *tree_only_core;
+#define NFG_RS_FOLD_TREE_ONLY(core)	((const void *)(core) == tree_only_core)
 
 #include <linux/jiffies.h>
 #include "rangeset_core.c"
@@ -117,7 +120,7 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 {
 	const struct nfg_rs_array *arr = published(c);
 	const struct nfg_rs_node *n, *prev = NULL;
-	struct nfg_rs_range ar;
+	struct nfg_rs_range ar, prev_r = { 0 };
 	struct rb_node *rb;
 	u64 next = 0;
 	long nodes;
@@ -128,7 +131,11 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 		return false;
 	}
 	nodes = shim_rb_check(&c->root);
-	if (nodes != (long)c->count) {
+	if (c->tree_stale && nodes) {
+		fail_at(file, line, "stale tree has %ld nodes", nodes);
+		return false;
+	}
+	if (!c->tree_stale && nodes != (long)c->count) {
 		fail_at(file, line, "tree has %ld nodes, count is %u", nodes, c->count);
 		return false;
 	}
@@ -145,35 +152,42 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 		fail_at(file, line, "bad array header");
 		return false;
 	}
-	for (rb = rb_first(&c->root); rb; rb = rb_next(rb), i++) {
-		n = rs_node(rb);
-		if (!nfg_rs_range_valid(&n->r, c->v6)) {
-			fail_at(file, line, "invalid range in tree");
+	/* the array's form: what the tree keeps (also when it is stale) */
+	for (i = 0; arr && i < arr->count; i++) {
+		nfg_rs_array_range(arr, i, &ar);
+		if (!nfg_rs_range_valid(&ar, c->v6)) {
+			fail_at(file, line, "invalid range %u in the array", i);
 			return false;
 		}
-		if (prev) {
-			struct nfg_rs_key gap = prev->r.end;
+		if (i) {
+			struct nfg_rs_key gap = prev_r.end;
 
-			/* prev->r.end is not the maximum: n comes after it */
+			/* prev_r.end is not the maximum: ar comes after it */
 			rs_key_inc(&gap);
 			/* touching is fine only between different expiries */
-			if (rs_key_cmp(&gap, &n->r.start) > 0 ||
-			    (!rs_key_cmp(&gap, &n->r.start) &&
-			     prev->r.expires == n->r.expires)) {
+			if (rs_key_cmp(&gap, &ar.start) > 0 ||
+			    (!rs_key_cmp(&gap, &ar.start) &&
+			     prev_r.expires == ar.expires)) {
 				fail_at(file, line, "ranges %u and %u overlap or touch",
 					i - 1, i);
 				return false;
 			}
 		}
+		if (ar.expires && (!next || ar.expires < next))
+			next = ar.expires;
+		prev_r = ar;
+	}
+	i = 0;
+	for (rb = rb_first(&c->root); rb; rb = rb_next(rb), i++) {
+		n = rs_node(rb);
 		nfg_rs_array_range(arr, i, &ar);
 		if (!range_eq(&ar, &n->r) || ar.expires != n->r.expires) {
 			fail_at(file, line, "array range %u differs from the tree", i);
 			return false;
 		}
-		if (n->r.expires && (!next || n->r.expires < next))
-			next = n->r.expires;
 		prev = n;
 	}
+	(void)prev;
 	if (next != c->next_expiry) {
 		fail_at(file, line, "next_expiry %" PRIu64 ", tree says %" PRIu64,
 			c->next_expiry, next);
@@ -2443,6 +2457,308 @@ static void test_dyn_update1(void)
 	set_fini(&a);
 }
 
+/* ---- the merge fold (entries merged straight into the array) ---------- */
+
+static void cp_add(struct nfg_rs_core *c, u32 s, u32 e, u64 exp)
+{
+	struct nfg_rs_range r = rt4(s, e, exp);
+
+	CHECK_EQ(nfg_rs_core_update(c, &r, 1, NFG_RS_OP_ADD), 0);
+}
+
+/*
+ * Overlapping and adjacent: an add inside a range of an earlier expiry
+ * splits it, one of a later expiry changes nothing, adjacent parts of the
+ * same expiry merge (with the array's ranges and with each other). Both
+ * folds (the merge, and the tree as the reference) give the same ranges.
+ */
+static void test_dyn_merge_overlap(void)
+{
+	struct nfg_rs_core c;
+	int tree;
+
+	for (tree = 0; tree < 2; tree++) {
+		dyn_set(&c, false, 100);
+		tree_only_core = tree ? &c : NULL;
+		cp_add(&c, 0x100, 0x1ff, 1000);
+		cp_add(&c, 0x200, 0x2ff, 2000);
+		CHECK_EQ(dadd4(&c, 0x300, 24, 2000, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x180, 25, 3000, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x1c0, 26, 500, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x400, 32, 2000, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x401, 32, 2001, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0, 32, 0, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 1, 32, 0, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
+		CHECK_EQ(dyn_count(&c), 0);
+		CHECK_EQ(c.tree_stale, !tree);
+		EXPECT_EXP(&c, rt4(0, 1, 0), rt4(0x100, 0x17f, 1000),
+			   rt4(0x180, 0x1ff, 3000), rt4(0x200, 0x400, 2000),
+			   rt4(0x401, 0x401, 2001));
+		/* the control plane gets its tree back and goes on from it */
+		cp_add(&c, 0x402, 0x402, 2001);
+		EXPECT_EXP(&c, rt4(0, 1, 0), rt4(0x100, 0x17f, 1000),
+			   rt4(0x180, 0x1ff, 3000), rt4(0x200, 0x400, 2000),
+			   rt4(0x401, 0x402, 2001));
+		CHECK(!c.tree_stale);
+		/* the whole space, and its last address */
+		CHECK_EQ(dadd4(&c, U32_MAX, 32, 0, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0, 1, 5000, true, 10), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_fold(&c, 10), 0);
+		EXPECT_EXP(&c, rt4(0, 1, 0), rt4(2, 0x7fffffff, 5000),
+			   rt4(U32_MAX, U32_MAX, 0));
+		CHECK_EQ(c.next_expiry, 5000);
+		tree_only_core = NULL;
+		set_fini(&c);
+	}
+}
+
+/*
+ * Markers over pending adds: the latest change decides, whatever the
+ * prefix lengths: a marker deletes the array's part and the adds before
+ * it, adds after it come back inside it.
+ */
+static void test_dyn_merge_markers(void)
+{
+	struct nfg_rs_core c;
+	int tree;
+
+	for (tree = 0; tree < 2; tree++) {
+		dyn_set(&c, false, 100);
+		tree_only_core = tree ? &c : NULL;
+		cp_add(&c, 0x100, 0x1ff, 0);
+		CHECK_EQ(dadd4(&c, 0x150, 32, 0, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(ddel4(&c, 0x100, 24), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x1a0, 28, 0, true, 0), NFG_RS_DYN_DONE);
+		/* a marker inside an add that came before it */
+		CHECK_EQ(dadd4(&c, 0x500, 24, 0, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(ddel4(&c, 0x580, 25), NFG_RS_DYN_DONE);
+		/* a marker, then the same prefix added again */
+		CHECK_EQ(ddel4(&c, 0x600, 24), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x600, 24, 0, true, 0), NFG_RS_DYN_DONE);
+		/* nested: add /24, marker /26 inside, add /28 inside that */
+		CHECK_EQ(dadd4(&c, 0x700, 24, 0, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(ddel4(&c, 0x740, 26), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 0x750, 28, 0, true, 0), NFG_RS_DYN_DONE);
+		/* a marker over nothing */
+		CHECK_EQ(ddel4(&c, 0x900, 24), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		CHECK_EQ(dyn_count(&c), 0);
+		EXPECT(&c, r4(0x1a0, 0x1af), r4(0x500, 0x57f), r4(0x600, 0x73f),
+		       r4(0x750, 0x75f), r4(0x780, 0x7ff));
+		/* a marker alone splits an array range */
+		CHECK_EQ(ddel4(&c, 0x650, 28), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		EXPECT(&c, r4(0x1a0, 0x1af), r4(0x500, 0x57f), r4(0x600, 0x64f),
+		       r4(0x660, 0x73f), r4(0x750, 0x75f), r4(0x780, 0x7ff));
+		tree_only_core = NULL;
+		set_fini(&c);
+	}
+}
+
+/*
+ * Expiry in the merge: adds expired by the fold's time are dropped and
+ * counted; with the expiry work's fold, ranges expired then go too, each
+ * counted once as the tree would hold it.
+ */
+static void test_dyn_merge_expiry(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+	int tree;
+	u32 n;
+
+	for (tree = 0; tree < 2; tree++) {
+		dyn_set(&c, false, 100);
+		tree_only_core = tree ? &c : NULL;
+		cp_add(&c, 10, 19, 100);
+		cp_add(&c, 30, 39, 500);
+		CHECK_EQ(dadd4(&c, 20, 32, 100, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 35, 32, 150, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 50, 32, 150, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 60, 31, 0, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_expire(&c, 200, &n), 0);
+		/* [10, 19], and the entries 20, 35, 50 (expired themselves) */
+		CHECK_EQ(n, 4);
+		EXPECT_EXP(&c, rt4(30, 39, 500), rt4(60, 61, 0));
+		CHECK_EQ(c.next_expiry, 500);
+		/* a fold (not the expiry work) drops only expired entries */
+		CHECK_EQ(dadd4(&c, 70, 32, 250, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(dadd4(&c, 71, 32, 900, true, 0), NFG_RS_DYN_DONE);
+		CHECK_EQ(nfg_rs_core_fold(&c, 600), 0);
+		EXPECT_EXP(&c, rt4(30, 39, 500), rt4(60, 61, 0),
+			   rt4(71, 71, 900));
+		nfg_rs_core_info(&c, &info);
+		CHECK_EQ(info.expiries, 5);
+		/* the expiry work alone, no entry pending */
+		CHECK_EQ(nfg_rs_core_expire(&c, 600, &n), 0);
+		CHECK_EQ(n, 1);
+		EXPECT_EXP(&c, rt4(60, 61, 0), rt4(71, 71, 900));
+		CHECK_EQ(nfg_rs_core_expire(&c, 600, &n), 0);
+		CHECK_EQ(n, 0);
+		CHECK_EQ(nfg_rs_core_expire(&c, 900, &n), 0);
+		CHECK_EQ(n, 1);
+		EXPECT_EXP(&c, rt4(60, 61, 0));
+		CHECK_EQ(c.next_expiry, 0);
+		CHECK(!published(&c)->timed);
+		tree_only_core = NULL;
+		set_fini(&c);
+	}
+}
+
+/*
+ * maxelem at the boundary: the merge publishes a set exactly full; an
+ * add it cannot fit falls back to the tree's fold (which refuses it), a
+ * delete's split still goes in; the control plane sees the exact room.
+ */
+static void test_dyn_merge_maxelem(void)
+{
+	struct nfg_rs_core_info info;
+	struct nfg_rs_core c;
+
+	dyn_set(&c, false, 5);
+	cp_add(&c, 0, 0, 0);
+	cp_add(&c, 2, 2, 0);
+	cp_add(&c, 4, 4, 0);
+	CHECK_EQ(dadd4(&c, 6, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 8, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(dadd4(&c, 10, 32, 0, false, 0), -ENOSPC);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK(c.tree_stale);
+	EXPECT(&c, r4(0, 0), r4(2, 2), r4(4, 4), r4(6, 6), r4(8, 8));
+	CHECK_EQ(add1(&c, r4(10, 10)), -ENOSPC);
+	EXPECT(&c, r4(0, 0), r4(2, 2), r4(4, 4), r4(6, 6), r4(8, 8));
+	/* adjacent: merges, takes no room */
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	EXPECT(&c, r4(0, 2), r4(4, 4), r4(6, 6), r4(8, 8));
+	/* one slot: the add takes it, the marker splits past maxelem */
+	CHECK_EQ(dadd4(&c, 20, 32, 0, false, 0), NFG_RS_DYN_DONE);
+	CHECK_EQ(ddel4(&c, 1, 32), NFG_RS_DYN_DONE);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	EXPECT(&c, r4(0, 0), r4(2, 2), r4(4, 4), r4(6, 6), r4(8, 8),
+	       r4(20, 20));
+	nfg_rs_core_info(&c, &info);
+	CHECK_EQ(info.dyn_refused, 1);
+	CHECK_EQ(info.count, 6);
+	CHECK_EQ(dadd4(&c, 30, 32, 0, false, 0), -ENOSPC);
+	set_fini(&c);
+}
+
+static u32 merge_ranges_differ(struct nfg_rs_core *a, struct nfg_rs_core *b)
+{
+	const struct nfg_rs_array *x = published(a), *y = published(b);
+	struct nfg_rs_range p, q;
+	u32 i;
+
+	if ((x ? x->count : 0) != (y ? y->count : 0))
+		return 1;
+	for (i = 0; x && i < x->count; i++) {
+		nfg_rs_array_range(x, i, &p);
+		nfg_rs_array_range(y, i, &q);
+		if (!range_eq(&p, &q) || p.expires != q.expires)
+			return i + 2;
+	}
+	return 0;
+}
+
+/*
+ * Random packet-path adds (mixed prefix lengths, expiries, --exist) and
+ * deletes, control-plane adds and deletes, folds and expiries at a moving
+ * time, small and large maxelem: a set folding by merge and its twin
+ * folding through the tree (the fold before the merge) answer every
+ * operation alike and end with the same ranges, expiries and counters.
+ */
+static void merge_random(u64 seed, bool v6, u32 rounds)
+{
+	enum { U = 1024 };
+	struct nfg_rs_core_info ia, ib;
+	struct nfg_rs_core a, b;
+	u64 st = seed, now;
+	u32 round, i, na, nb;
+	int ra, rb;
+
+	for (round = 0; round < rounds; round++) {
+		u32 maxelem = round % 3 ? 100000 : 20 + nfg_xorshift64s(&st) % 60;
+		u64 base = v6 ? 0x20010db800000000ULL : 0;
+
+		dyn_set(&a, v6, maxelem);
+		dyn_set(&b, v6, maxelem);
+		tree_only_core = &b;
+		now = 1;
+		for (i = 0; i < 600; i++) {
+			u64 r = nfg_xorshift64s(&st);
+			u32 addr = nfg_xorshift64s(&st) % U;
+			u8 fam = v6 ? 128 : 32;
+			u8 plen = fam - (u8[]){ 0, 0, 0, 1, 2, 4, 6, 8 }[(r >> 4) % 8];
+			u64 exp = (r >> 8) % 4 ? now + 1 + (r >> 12) % 400 : 0;
+			struct nfg_rs_key k = v6 ? k6(base, addr) : k4(addr);
+			struct nfg_rs_range cr;
+
+			switch (r % 16) {
+			case 0 ... 8:
+				ra = nfg_rs_dyn_add(&a, &k, plen, exp, r & 0x10000, now);
+				rb = nfg_rs_dyn_add(&b, &k, plen, exp, r & 0x10000, now);
+				CHECK_EQ(ra, rb);
+				break;
+			case 9 ... 11:
+				ra = nfg_rs_dyn_del(&a, &k, plen);
+				rb = nfg_rs_dyn_del(&b, &k, plen);
+				CHECK_EQ(ra, rb);
+				break;
+			case 12:
+				cr.start = k;
+				cr.end = v6 ? k6(base, addr + (r >> 20) % 30) :
+					      k4(addr + (r >> 20) % 30);
+				cr.expires = exp;
+				ra = nfg_rs_core_update(&a, &cr, 1, (r >> 30) & 1);
+				rb = nfg_rs_core_update(&b, &cr, 1, (r >> 30) & 1);
+				CHECK_EQ(ra, rb);
+				break;
+			case 13:
+			case 14:
+				CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
+				CHECK_EQ(nfg_rs_core_fold(&b, now), 0);
+				break;
+			default:
+				CHECK_EQ(nfg_rs_core_expire(&a, now, &na), 0);
+				CHECK_EQ(nfg_rs_core_expire(&b, now, &nb), 0);
+				CHECK_EQ(na, nb);
+				break;
+			}
+			if (r % 3 == 0)
+				now += 1 + (r >> 40) % 40;
+			if (merge_ranges_differ(&a, &b)) {
+				fail_at(__FILE__, __LINE__,
+					"seed %" PRIx64 " round %u step %u: ranges differ (%u)",
+					seed, round, i, merge_ranges_differ(&a, &b));
+				break;
+			}
+		}
+		CHECK_EQ(nfg_rs_core_expire(&a, now, &na), 0);
+		CHECK_EQ(nfg_rs_core_expire(&b, now, &nb), 0);
+		CHECK_EQ(na, nb);
+		CHECK_EQ(merge_ranges_differ(&a, &b), 0);
+		CHECK_EQ(a.next_expiry, b.next_expiry);
+		nfg_rs_core_info(&a, &ia);
+		nfg_rs_core_info(&b, &ib);
+		CHECK_EQ(ia.count, ib.count);
+		CHECK_EQ(ia.expiries, ib.expiries);
+		CHECK_EQ(ia.dyn_adds, ib.dyn_adds);
+		CHECK_EQ(ia.dyn_dels, ib.dyn_dels);
+		CHECK_EQ(ia.dyn_refused, ib.dyn_refused);
+		CHECK_EQ(ia.dyn_count, 0);
+		CHECK_EQ(ib.dyn_count, 0);
+		check_core(&a);
+		check_core(&b);
+		tree_only_core = NULL;
+		set_fini(&a);
+		set_fini(&b);
+	}
+}
+
+static void test_dyn_merge_random_v4(void)	{ merge_random(0x3e76e, false, 60); }
+static void test_dyn_merge_random_v6(void)	{ merge_random(0x3e766, true, 30); }
+
 int main(void)
 {
 	run("add_merge", test_add_merge);
@@ -2495,6 +2811,12 @@ int main(void)
 	run("dyn_lazy_bound", test_dyn_lazy_bound);
 	run("dyn_lazy_when", test_dyn_lazy_when);
 	run("dyn_race_lazy", test_dyn_race_lazy);
+	run("dyn_merge_overlap", test_dyn_merge_overlap);
+	run("dyn_merge_markers", test_dyn_merge_markers);
+	run("dyn_merge_expiry", test_dyn_merge_expiry);
+	run("dyn_merge_maxelem", test_dyn_merge_maxelem);
+	run("dyn_merge_random_v4", test_dyn_merge_random_v4);
+	run("dyn_merge_random_v6", test_dyn_merge_random_v6);
 
 	return utest_summary();
 }
