@@ -792,6 +792,61 @@ static void test_flood_lookups(void)
 }
 
 /*
+ * A flood of SYNs dropped after the rule, one per grace: each insert's GC
+ * forgets the key's previous SYN, whose entry (no reference held) becomes
+ * the new one. No allocation after the first (an armed allocation failure
+ * would refuse the insert), the budget and live_objects stay put.
+ */
+static void test_flood_reuse(void)
+{
+	const struct fake_env flood = { .grace = 2, .refused = 2 };
+	const struct nfg_kcl_key key = k4(0x0a000107);
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	unsigned int i, cnt;
+	struct fake_ct *x;
+	int live;
+
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	fake_now = 500;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	ct_put(x);
+	live = atomic_read(&nfg_kcl_live_objects);
+	for (i = 1; i < 1000; i++) {
+		fake_now += 2;	/* the previous SYN's grace is over */
+		x = ct_new_state(0);
+		shim_fail_alloc_in(1);
+		CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+		CHECK(!shim_alloc_failed());
+		shim_fail_alloc_in(0);
+		CHECK_EQ(cnt, 1);
+		ct_put(x);
+	}
+	CHECK_EQ(atomic_read(&nfg_kcl_live_objects), live);
+	CHECK_EQ(atomic_long_read(&budget.conns), 1);
+	info(&t, &ci);
+	CHECK_EQ(ci.conns, 1);
+	CHECK_EQ(ci.stats.inserts, 1000);
+	CHECK_EQ(ci.stats.gc_evictions, 999);
+	/* a connection that is confirmed is not taken for a dropped one */
+	fake_now += 2;
+	x = ct_new();
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	CHECK_EQ(cnt, 1);
+	fake_now += 2;
+	{
+		struct fake_ct *y = ct_new_state(0);
+
+		CHECK_EQ(conn_lim(&t, key, y, 100, &flood, &cnt), 0);
+		CHECK_EQ(cnt, 2);
+		ct_put(y);
+	}
+	ct_put(x);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
  * One packet forgets at most NFG_KCL_GC_BATCH ended entries: when more of a
  * key end at once, the rest count (an upper bound, over the limit) until
  * the key's next packets have forgotten them too.
@@ -1389,6 +1444,7 @@ int main(void)
 	run("verify_batch", test_verify_batch);
 	run("verify_live_cap", test_verify_live_cap);
 	run("flood_lookups", test_flood_lookups);
+	run("flood_reuse", test_flood_reuse);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
