@@ -3,6 +3,8 @@
  * libnfguard: version, the extensions and their kernel modules, helpers.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,4 +69,68 @@ int nfg_vec_push(void **arr, size_t *n, size_t *cap, const void *elem,
 	memcpy((char *)*arr + *n * size, elem, size);
 	(*n)++;
 	return 0;
+}
+
+void nfg_sbuf_add(struct nfg_sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	size_t need;
+	int n;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	need = b->len + (size_t)n + 1;
+	if (need > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *s;
+
+		while (cap < need)
+			cap *= 2;
+		s = realloc(b->s, cap);
+		if (!s) {
+			b->oom = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+void nfg_sbuf_json_str(struct nfg_sbuf *b, const char *s)
+{
+	nfg_sbuf_add(b, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			nfg_sbuf_add(b, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			nfg_sbuf_add(b, "\\u%04x", c);
+		else
+			nfg_sbuf_add(b, "%c", c);
+	}
+	nfg_sbuf_add(b, "\"");
+}
+
+char *nfg_sbuf_take(struct nfg_sbuf *b)
+{
+	char *s = b->s;
+
+	if (b->oom || !s) {
+		free(s);
+		s = b->oom ? NULL : strdup("");
+	}
+	memset(b, 0, sizeof(*b));
+	return s;
 }

@@ -5,6 +5,7 @@
 #ifndef NFG_LIB_H
 #define NFG_LIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -13,5 +14,22 @@
  */
 int nfg_vec_push(void **arr, size_t *n, size_t *cap, const void *elem,
 		 size_t size);
+
+/*
+ * A growing NUL-terminated string (s stays valid, "" at first); after a
+ * failed allocation @oom is set and later additions are dropped.
+ */
+struct nfg_sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+void nfg_sbuf_add(struct nfg_sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* @s as a JSON string, quotes included (see cli_json_str()). */
+void nfg_sbuf_json_str(struct nfg_sbuf *b, const char *s);
+/* Hand the string over (NULL on oom, which frees it). */
+char *nfg_sbuf_take(struct nfg_sbuf *b);
 
 #endif /* NFG_LIB_H */
