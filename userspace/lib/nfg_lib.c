@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,18 +108,66 @@ void nfg_sbuf_add(struct nfg_sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void nfg_sbuf_json_str(struct nfg_sbuf *b, const char *s)
+int nfg_utf8_seq(const unsigned char *s, uint32_t *cp)
 {
-	nfg_sbuf_add(b, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	uint32_t c;
+	int n, i;
 
-		if (c == '"' || c == '\\')
-			nfg_sbuf_add(b, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			nfg_sbuf_add(b, "\\u%04x", c);
-		else
-			nfg_sbuf_add(b, "%c", c);
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		/* the terminating NUL stops a truncated sequence here */
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/*
+ * UTF-8 text is written as it is (JSON text is UTF-8), except control
+ * characters (C0, DEL, C1), written \u00NN; each byte that is not part of
+ * valid UTF-8 is written as the lone surrogate \udcNN (Python's
+ * "surrogateescape"): no valid UTF-8 gives one, so names that differ in
+ * any byte stay distinct strings, and the bytes can be read back.
+ */
+void nfg_sbuf_json_str(struct nfg_sbuf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	uint32_t cp;
+	int n;
+
+	nfg_sbuf_add(b, "\"");
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
+			nfg_sbuf_add(b, "\\%c", *s++);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			nfg_sbuf_add(b, "\\u%04x", *s++);
+		} else if (*s < 0x80) {
+			nfg_sbuf_add(b, "%c", *s++);
+		} else if ((n = nfg_utf8_seq(s, &cp)) == 0) {
+			nfg_sbuf_add(b, "\\u%04x", 0xdc00 + *s++);
+		} else if (cp < 0xa0) {
+			nfg_sbuf_add(b, "\\u%04x", (unsigned int)cp);
+			s += n;
+		} else {
+			nfg_sbuf_add(b, "%.*s", n, (const char *)s);
+			s += n;
+		}
 	}
 	nfg_sbuf_add(b, "\"");
 }
