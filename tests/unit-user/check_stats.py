@@ -10,7 +10,8 @@
   numbers: each number of the JSON is the sample nfguard_<ext>_<key> or
   nfguard_<ext>_<key>_total with the object's labels, each sample is one
   such number, loaded/error agree with nfguard_extension_loaded/_error;
-  names are bytes (the JSON writes byte N as \\u00NN): a label value is the
+  names are bytes (the JSON writes UTF-8 as it is and each other byte N
+  as \\udcNN, json_name()): a label value is the
   name with printable ASCII and printable UTF-8 kept, each backslash doubled
   and every other byte written \\xNN (label_value()), which label_bytes()
   reads back; no two rows of a report may share a label value.
@@ -93,8 +94,9 @@ def label_bytes(value):
 
 
 def json_name(s):
-    """The bytes of a name as the JSON report writes it (byte N = U+00NN)."""
-    return s.encode("latin-1")
+    """The bytes of a name as the JSON report writes it: UTF-8 as text, each
+    other byte N as the lone surrogate U+DCNN (Python's surrogateescape)."""
+    return s.encode("utf-8", "surrogateescape")
 
 
 def strict_json(text):

@@ -17,6 +17,7 @@ int main(void)
 	test_rsfile();
 	test_genl();
 	test_nft();
+	test_protect();
 	printf("%u passed, %u failed\n", ut_passed, ut_failed);
 	return ut_failed ? 1 : 0;
 }

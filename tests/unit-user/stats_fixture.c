@@ -258,8 +258,11 @@ static void fx_bytes(void)
 		set("nl\nhere", NFG_FAMILY_IPV4, 7),
 		set("\xc3\x28\xed\xa0\x80\xf4\x90\x80\x80", NFG_FAMILY_IPV4, 8), /* bad UTF-8 */
 		set("\xe2\x82\xac\xf0\x9f\x9b\xa1", NFG_FAMILY_IPV6, 9), /* euro, shield */
+		set("nel\xc2\x85", NFG_FAMILY_IPV4, 10),	/* C1 control NEL, UTF-8 */
+		set("cut\xe2\x82", NFG_FAMILY_IPV4, 11),	/* truncated at the end */
+		set("long\xc0\xaf", NFG_FAMILY_IPV4, 12),	/* overlong '/' */
 	};
-	struct stats_snap s = { .time = 5, .sets = sets, .nsets = 9 };
+	struct stats_snap s = { .time = 5, .sets = sets, .nsets = 12 };
 	char *o[3];
 
 	s.ext[NFG_EXT_RANGESET].state = STATS_OK;
@@ -273,6 +276,21 @@ static void fx_bytes(void)
 	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"\\\\xc3(\\\\xed\\\\xa0\\\\x80"
 		  "\\\\xf4\\\\x90\\\\x80\\\\x80\",family=\"ipv4\"} 9\n");
 	CHECK_HAS(o[2], "\nnfguard_rangeset_ranges{set=\"\xe2\x82\xac\xf0\x9f\x9b\xa1\",family=\"ipv6\"} 10\n");
+	/*
+	 * JSON: UTF-8 as it is (JSON text is UTF-8), C1 controls as \u00NN (the
+	 * same character), each byte that is not UTF-8 as the lone surrogate
+	 * \udcNN (never a character of valid UTF-8, so no collision with é)
+	 */
+	CHECK_HAS(o[1], "\"name\":\"caf\xc3\xa9\",");
+	CHECK_HAS(o[1], "\"name\":\"caf\\udce9\",");
+	CHECK_HAS(o[1], "\"name\":\"caf\\udce8\",");
+	CHECK_HAS(o[1], "\"name\":\"caf\\\\xe9\",");
+	CHECK_HAS(o[1], "\"name\":\"tab\\u0009here\",");
+	CHECK_HAS(o[1], "\"name\":\"\\udcc3(\\udced\\udca0\\udc80\\udcf4\\udc90\\udc80\\udc80\",");
+	CHECK_HAS(o[1], "\"name\":\"\xe2\x82\xac\xf0\x9f\x9b\xa1\",");
+	CHECK_HAS(o[1], "\"name\":\"nel\\u0085\",");
+	CHECK_HAS(o[1], "\"name\":\"cut\\udce2\\udc82\",");
+	CHECK_HAS(o[1], "\"name\":\"long\\udcc0\\udcaf\",");
 	release(o);
 }
 

@@ -32,5 +32,6 @@ void test_addr(void);
 void test_rsfile(void);
 void test_genl(void);
 void test_nft(void);
+void test_protect(void);
 
 #endif

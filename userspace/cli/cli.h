@@ -45,9 +45,10 @@ int cli_for_each_line(const char *what, const char *path,
 		      void *data);
 
 /*
- * @s as a JSON string, quotes included. Control characters and bytes
- * outside ASCII are written as \u00XX escapes, so the output is valid JSON
- * (UTF-8) whatever the bytes.
+ * @s as a JSON string, quotes included: valid UTF-8 as it is, control
+ * characters as \u00XX, each byte that is not UTF-8 as \udcXX (a lone
+ * surrogate, Python's surrogateescape), so the output is valid JSON text
+ * whatever the bytes and names that differ in any byte stay distinct.
  */
 void cli_json_str(FILE *f, const char *s);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nfg_lib.h"
 #include "stats.h"
 
 struct field {
@@ -343,30 +344,10 @@ int stats_print_json(FILE *f, const struct stats_snap *s)
  */
 static size_t utf8_printable(const unsigned char *p)
 {
-	size_t n, i;
 	uint32_t cp;
+	int n = nfg_utf8_seq(p, &cp);
 
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
-		return 0;
-	return n;
+	return n && cp >= 0xa0 ? (size_t)n : 0;
 }
 
 /*

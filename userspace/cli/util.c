@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "libnfguard.h"
+#include "nfg_lib.h"
 
 static void cli_verr(const char *what, const char *fmt, va_list ap)
 {
@@ -265,18 +266,15 @@ void cli_flush_or_die(const char *what)
 
 void cli_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct nfg_sbuf b = { 0 };
+	char *q;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	nfg_sbuf_json_str(&b, s);
+	q = nfg_sbuf_take(&b);
+	if (!q)
+		cli_die("json", "out of memory");
+	fputs(q, f);
+	free(q);
 }
 
 int cli_for_each_line(const char *what, const char *path,

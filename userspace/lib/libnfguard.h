@@ -9,9 +9,12 @@
  *   nfg_sc_*   nfg_syncookie   the SYNCOOKIE target's allowlist, counters, secret
  *   nfg_rtc_*  nfg_rtcache     the RTCACHE target's route cache
  *
- * plus address/range parsing and formatting. Everything applies to the
- * caller's network namespace and needs CAP_NET_ADMIN there (the kernel
- * answers EPERM otherwise).
+ * plus address/range parsing and formatting, libnftnl expressions of the
+ * extensions (nfg_nft_*) and protection profiles (nfg_profile_*,
+ * nfg_protect_*: what `nfguard protect` installs, built, applied, checked
+ * and rendered by the library). Everything applies to the caller's network
+ * namespace and needs CAP_NET_ADMIN there (the kernel answers EPERM
+ * otherwise).
  *
  * Errors: functions return 0 (or a handle) on success, -errno (or NULL) on
  * failure, and fill the struct nfg_err they were given (may be NULL) with
@@ -560,6 +563,191 @@ NFG_API struct nftnl_expr *nfg_nft_rtcache(uint8_t family, struct nfg_err *e);
  */
 NFG_API int nfg_nft_expr_format(const struct nftnl_expr *expr, uint8_t family,
 				char *buf, size_t len, struct nfg_err *e);
+
+/* ---- protection profiles (nftables, nfguard protect) ---------------------- */
+
+/*
+ * A protection profile: what `nfguard protect` installs, for programs. The
+ * profile is nftables rules of the four extensions (through nft_compat) in
+ * tables "nfguard" of families ip and ip6 that the library creates and marks
+ * as its own (comment "managed by nfguard protect"); a table "nfguard"
+ * without that comment is the user's and is never changed or deleted
+ * (nfg_protect_plan_foreign()). Base chains, at the priorities iptables
+ * gives its tables: "blocklist" prerouting -310 (one rule per set:
+ * -m rangeset --match-set SET src -j DROP), "syncookie" prerouting -300
+ * (before conntrack; one rule per port: -p tcp --dport PORT -j SYNCOOKIE),
+ * "rtcache" forward -150 (-j RTCACHE), "input" and "forward" at 0 jumping
+ * per port to the regular chain of each kconnlimit limit ("kconnlimit",
+ * "kconnlimit-2", ...: -m kconnlimit --kconnlimit-above LIMIT -j REJECT,
+ * tcp-reset for TCP, port-unreachable for UDP).
+ *
+ * Use: fill a struct nfg_profile (nfg_profile_init() first), build a plan
+ * with nfg_protect_build() (the ruleset is read: the plan removes what an
+ * earlier profile installed, then adds this one, in one batch), then
+ * nfg_protect_apply() it, nfg_protect_check() it against the live ruleset,
+ * or nfg_protect_render() it (what would be done, as text or JSON). A plan
+ * is a list of operations, one line of text each ("add table ip nfguard
+ * ...", "add chain ...", "add rule ip nfguard syncookie -p tcp --dport 80
+ * -j SYNCOOKIE --mode proxy ...": rules in iptables syntax with every
+ * option, "delete table ..."); nfg_protect_read() gives the same for what
+ * is installed. Nothing here needs the rangeset/kconnlimit/SYNCOOKIE/RTCACHE
+ * generic netlink families: nf_tables loads the modules (nft_compat) when
+ * the batch is applied.
+ */
+#define NFG_PROFILE_MAX_PORTS	64	/* per port list */
+#define NFG_PROFILE_MAX_KCL	16	/* kconnlimit limits */
+#define NFG_PROFILE_MAX_BL	16	/* blocklist sets */
+/* struct nfg_profile.families and nfg_protect_plan_foreign(): bits */
+#define NFG_PROFILE_IP		0x1u	/* table ip nfguard */
+#define NFG_PROFILE_IP6		0x2u	/* table ip6 nfguard */
+
+/* PROTO/PORT,PORT,...: the ports are distinct, 1..65535, n >= 1 when used. */
+struct nfg_profile_ports {
+	uint8_t proto;		/* 6 (TCP) or 17 (UDP: kconnlimit only) */
+	unsigned int n;
+	uint16_t port[NFG_PROFILE_MAX_PORTS];	/* host order */
+};
+
+/* One kconnlimit limit: more than @limit connections per key are rejected. */
+struct nfg_profile_kcl {
+	uint32_t limit;
+	int prefix;		/* IPv4 key mask 0..32; -1 = the whole address */
+	int prefix6;		/* IPv6 key mask 0..128; -1 = the whole address
+				 * (nfguard protect's default is 64) */
+	struct nfg_profile_ports ports;	/* TCP or UDP destination ports */
+};
+
+struct nfg_profile {
+	unsigned int families;	/* NFG_PROFILE_IP | NFG_PROFILE_IP6, not 0 */
+	/* SYNCOOKIE on these TCP ports (n == 0: none), with these options
+	 * (sc.prefix is the IPv4 allowlist mask; see struct nfg_nft_syncookie) */
+	struct nfg_profile_ports syncookie;
+	struct nfg_nft_syncookie sc;
+	int sc_prefix6;		/* IPv6 allowlist mask 1..128; 0 = whole address */
+	unsigned int nkcl;
+	struct nfg_profile_kcl kcl[NFG_PROFILE_MAX_KCL];
+	unsigned int nbl;	/* blocklist sets (they must exist at apply time) */
+	char bl[NFG_PROFILE_MAX_BL][NFG_RS_NAMELEN];
+	uint8_t bl_family[NFG_PROFILE_MAX_BL];	/* each set's NFG_FAMILY_*:
+						 * its rule goes in that family only */
+	bool rtcache;		/* RTCACHE on forwarded packets */
+};
+
+/* Empty profile: both families, SYNCOOKIE defaults (proxy, wscale -1). */
+NFG_API void nfg_profile_init(struct nfg_profile *p);
+/*
+ * Is @p a profile the library installs? 0, or -EINVAL/-ERANGE with the
+ * reason (no family, nothing to install, a port list that is empty or too
+ * long or has port 0 or a repeated port, a bad protocol, mask or SYNCOOKIE
+ * option, a set name, a set of a family the profile does not install).
+ */
+NFG_API int nfg_profile_check(const struct nfg_profile *p, struct nfg_err *e);
+
+struct nfg_protect;		/* a handle: one NETLINK_NETFILTER socket */
+struct nfg_protect_plan;	/* operations (built or read back) */
+
+/* Open a handle; e: "netlink socket: ..." on failure. */
+NFG_API struct nfg_protect *nfg_protect_open(struct nfg_err *e);
+NFG_API void nfg_protect_close(struct nfg_protect *h);
+
+/*
+ * Plan the batch that installs @p (NULL: that removes the profile, as
+ * unprotect), after reading the ruleset through @h (its generation id goes
+ * into the batch). @h NULL: plan for an empty ruleset, offline (nothing is
+ * read; such a plan cannot be applied or checked). The plan deletes the
+ * tables nfguard of earlier profiles (and an older nfguard's chains
+ * "nfguard-syncookie" in raw and "nfguard-rtcache" in mangle), never a
+ * foreign table. Errors: those of nfg_profile_check() (EINVAL, ERANGE;
+ * nothing is read then), ENOMEM, or the errno of reading the ruleset with
+ * the message "reading the nftables ruleset: ..." (EPERM: CAP_NET_ADMIN
+ * is needed in the network namespace).
+ */
+NFG_API int nfg_protect_build(struct nfg_protect *h, const struct nfg_profile *p,
+			      struct nfg_protect_plan **plan, struct nfg_err *e);
+/*
+ * The profile installed now, read back from the kernel, as a plan of "add"
+ * operations (none when nothing is installed). Errors: -errno, the message
+ * "reading the nftables ruleset: ..." or "FAMILY TABLE: ...".
+ */
+NFG_API int nfg_protect_read(struct nfg_protect *h, struct nfg_protect_plan **plan,
+			     struct nfg_err *e);
+NFG_API void nfg_protect_plan_free(struct nfg_protect_plan *plan);
+
+/* The operations, in batch order; NULL past the end. */
+NFG_API size_t nfg_protect_plan_count(const struct nfg_protect_plan *plan);
+NFG_API const char *nfg_protect_plan_op(const struct nfg_protect_plan *plan, size_t i);
+/*
+ * NFG_PROFILE_IP/IP6 bits of the families whose table "nfguard" is not one
+ * nfguard created (found by the read): the plan leaves those alone, and
+ * nfg_protect_apply() refuses (EEXIST) a plan that installs into one.
+ */
+NFG_API unsigned int nfg_protect_plan_foreign(const struct nfg_protect_plan *plan);
+
+/*
+ * Apply a plan in one atomic nf_tables batch. It carries the generation id
+ * of the read (a change in between makes nf_tables refuse it: the ruleset
+ * is read again, the plan rebuilt and sent again, up to 20 times, then
+ * ERESTART), asks for no ACK but errors (answers cannot overflow the
+ * receive buffer; if some are lost anyway that is ENOBUFS, an error), and
+ * success needs no error and a new generation (else EPROTO, "the ruleset's
+ * generation did not change"). A plan with nothing to do sends nothing.
+ * Errors: -errno, e's message the kernel's extack message (kernel_msg) or
+ * empty; nfg_protect_plan_refused() names the operation refused. Nothing
+ * is changed on error. After a retry the plan's operations are the ones
+ * sent.
+ */
+NFG_API int nfg_protect_apply(struct nfg_protect *h, struct nfg_protect_plan *plan,
+			      struct nfg_err *e);
+/*
+ * The operation nf_tables refused in the last nfg_protect_apply() (one of
+ * the plan's lines, or "(batch begin)" when it refused the batch as a
+ * whole: then EPERM means no CAP_NET_ADMIN), NULL when it named none.
+ */
+NFG_API const char *nfg_protect_plan_refused(const struct nfg_protect_plan *plan);
+
+/* A difference found by nfg_protect_check(); return 0 to go on. */
+enum nfg_protect_diff {
+	NFG_PROTECT_MISSING,	/* planned, not installed */
+	NFG_PROTECT_UNEXPECTED,	/* installed, not planned */
+	NFG_PROTECT_REORDERED,	/* the same lines, this one the first out of order */
+};
+typedef int (*nfg_protect_diff_cb)(enum nfg_protect_diff kind, const char *op,
+				   void *data);
+/*
+ * Compare the profile a plan installs (its "add" operations) with what is
+ * installed (nfg_protect_read()), line for line in order: every missing
+ * line, then every unexpected one, then (when neither) the first one out
+ * of order, each to @cb (may be NULL). Returns the number of differences
+ * (0: the live ruleset holds exactly the profile), or -errno.
+ */
+NFG_API int nfg_protect_check(struct nfg_protect *h, const struct nfg_protect_plan *plan,
+			      nfg_protect_diff_cb cb, void *data, struct nfg_err *e);
+
+enum nfg_protect_fmt {
+	/*
+	 * The `nfguard protect` command that gives the plan's profile, as read
+	 * back from its "add" operations (so it says what the rules do),
+	 * one line, preceded by a "# warning: ..." line when some operation
+	 * is not one nfguard writes; "" when the plan installs no profile.
+	 */
+	NFG_PROTECT_FMT_COMMAND,
+	/* A shell script: that command, then "# OPERATION" per operation. */
+	NFG_PROTECT_FMT_SCRIPT,
+	/*
+	 * One JSON object and a newline: "installed", "families", "exact"
+	 * (false when some operation is not one nfguard writes), "syncookie"
+	 * (null or an object with every option), "kconnlimit" (array),
+	 * "blocklist" (set names), "rtcache", "operations" (the lines).
+	 */
+	NFG_PROTECT_FMT_JSON,
+};
+/*
+ * Render @plan into *out (NUL-terminated, release with free()). Returns its
+ * length, or -EINVAL (bad format), -ENOMEM.
+ */
+NFG_API int nfg_protect_render(const struct nfg_protect_plan *plan,
+			       enum nfg_protect_fmt fmt, char **out,
+			       struct nfg_err *e);
 
 #ifdef __cplusplus
 }
