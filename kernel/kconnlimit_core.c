@@ -127,7 +127,11 @@
  *   previous SYN is what the GC forgets, an insert allocates and frees
  *   nothing and leaves the shared counts (table, budget, live objects)
  *   untouched: an allocation and a free per SYN were about a quarter of the
- *   match's cost there (perf in a 6.12 guest).
+ *   match's cost there (perf in a 6.12 guest). A second such entry is
+ *   kept as the node's spare (one at most, not counted in the budget,
+ *   freed with the node) for the key's next insert, whose previous SYN may
+ *   still be in its grace: then nothing is forgotten, and the spare is
+ *   taken instead of an allocation.
  * - A verdict's check above the limit forgets the ended entries it meets.
  * - The worker (kconnlimit_mt.c) sweeps every slot of every table each
  *   gc_interval_ms, so memory (and references) of keys that see no more
@@ -143,7 +147,8 @@
  * Memory bound: a cap (nfg_kcl_max_conns, compared unsigned: a huge value
  * is no cap) on the remembered connections of a budget, which the
  * environment shares between the tables of one netns, so one netns at its
- * cap does not stop the others. An insert at the cap, or one whose
+ * cap does not stop the others (besides, each key present holds its node
+ * and at most one spare entry). An insert at the cap, or one whose
  * allocation fails, returns an error and the match drops the packet, as
  * mainline does when nf_conncount cannot allocate. Both are counted per
  * table. Allocations are charged to the memory cgroup of the context (the
@@ -297,16 +302,24 @@ static bool nfg_kcl_key_eq(const struct nfg_kcl_key *a,
 		(a->zone ^ b->zone)) == 0;
 }
 
-static void nfg_kcl_node_free_rcu(struct rcu_head *head)
-{
-	kfree(container_of(head, struct nfg_kcl_node, rcu));
-	atomic_dec(&nfg_kcl_live_objects);
-}
-
 static void nfg_kcl_conn_free(struct nfg_kcl_conn *c)
 {
 	kmem_cache_free(nfg_kcl_conn_cache, c);
 	atomic_dec(&nfg_kcl_live_objects);
+}
+
+/* A node unlinked (or its table gone) and its spare entry. */
+static void nfg_kcl_node_free(struct nfg_kcl_node *n)
+{
+	if (n->spare)
+		nfg_kcl_conn_free(n->spare);
+	kfree(n);
+	atomic_dec(&nfg_kcl_live_objects);
+}
+
+static void nfg_kcl_node_free_rcu(struct rcu_head *head)
+{
+	nfg_kcl_node_free(container_of(head, struct nfg_kcl_node, rcu));
 }
 
 /* Release and free connections collected under a slot lock, after it. */
@@ -569,8 +582,8 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	u32 slot = nfg_kcl_hash(t, key);
 	spinlock_t *lock = nfg_kcl_lock(t, slot);
 	struct nfg_kcl_node __rcu **link;
+	unsigned int evicted = 0, held = 0;
 	struct nfg_kcl_conn *c = NULL;
-	unsigned int evicted = 0;
 	struct nfg_kcl_node *n;
 	LIST_HEAD(dead);
 	int ret = 0;
@@ -597,15 +610,20 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		}
 		/*
 		 * Under a flood of SYNs dropped after the rule, the GC has just
-		 * forgotten the key's previous one: it becomes this one.
+		 * forgotten the key's previous one: it becomes this one. When
+		 * it forgot two, one is kept for the next insert, whose GC may
+		 * find nothing to forget (its previous SYN still in its grace).
 		 */
 		if (evicted)
 			c = nfg_kcl_reusable(&dead);
+		held = !!c;
+		if (!n->spare && evicted > held)
+			n->spare = nfg_kcl_reusable(&dead);
 	}
-	if (evicted - !!c)
-		nfg_kcl_forgotten(t, evicted - !!c);
+	if (evicted - held)
+		nfg_kcl_forgotten(t, evicted - held);
 
-	if (c) {
+	if (held) {
 		/*
 		 * Still counted in the budget, as the new entry is: over the
 		 * cap only when the cap was lowered below the count.
@@ -628,6 +646,11 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		ret = -ENOSPC;
 		goto out_empty;
 	}
+	if (n && n->spare) {
+		c = n->spare;
+		n->spare = NULL;
+		goto spare;
+	}
 	c = kmem_cache_alloc(nfg_kcl_conn_cache,
 			     GFP_ATOMIC | __GFP_NOWARN | __GFP_ACCOUNT);
 	if (!c)
@@ -646,6 +669,8 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		 */
 		n->walked = stamp - 1;
 		n->pending = 0;
+		n->newest = NULL;
+		n->spare = NULL;
 		INIT_LIST_HEAD(&n->conns);
 		RCU_INIT_POINTER(n->next, rcu_dereference_protected(t->slots[slot],
 								    lockdep_is_held(lock)));
@@ -655,8 +680,9 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		atomic_inc(&t->keys);
 		atomic_inc(&nfg_kcl_live_objects);
 	}
-	atomic_inc(&t->conns);
 	atomic_inc(&nfg_kcl_live_objects);
+spare:
+	atomic_inc(&t->conns);
 	c->ct = NULL;
 fill:
 	c->stamp = stamp;
@@ -926,8 +952,7 @@ void nfg_kcl_table_destroy(struct nfg_kcl_table *t)
 				nfg_kcl_conn_release(c);
 				nfg_kcl_conn_free(c);
 			}
-			kfree(n);
-			atomic_dec(&nfg_kcl_live_objects);
+			nfg_kcl_node_free(n);
 		}
 		if ((slot & 1023) == 1023)
 			cond_resched();

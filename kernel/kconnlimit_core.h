@@ -103,6 +103,11 @@ struct nfg_kcl_node {
 	struct list_head	conns;		/* under the slot lock */
 	/* The entry inserted last, NULL once forgotten; under the slot lock. */
 	struct nfg_kcl_conn	*newest;
+	/*
+	 * A forgotten entry kept for the key's next insert (no reference, not
+	 * counted), or NULL; under the slot lock, freed with the node.
+	 */
+	struct nfg_kcl_conn	*spare;
 	struct rcu_head		rcu;
 };
 

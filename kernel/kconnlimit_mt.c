@@ -131,10 +131,26 @@ MODULE_PARM_DESC(gc_interval_ms, "period of the sweep that forgets ended connect
  * conntrack is not confirmed (a queue reader may hold its packet), at most.
  */
 static unsigned int nfg_kcl_pending_ms = 1000;
+/*
+ * The same in jiffies, at least NFG_KCL_GRACE_REFUSED: what the packet path
+ * reads (no conversion per packet). Written by the setter (parameters are
+ * set under the kernel's param lock) and at module init.
+ */
+static u32 nfg_kcl_pending_jif;
+
+static u32 nfg_kcl_grace_of(unsigned int ms)
+{
+	return max_t(u32, msecs_to_jiffies(ms), NFG_KCL_GRACE_REFUSED);
+}
 
 static int nfg_kcl_pending_set(const char *val, const struct kernel_param *kp)
 {
-	return nfg_kcl_set_ms(val, kp->arg, 0);
+	int err = nfg_kcl_set_ms(val, kp->arg, 0);
+
+	if (!err)
+		WRITE_ONCE(nfg_kcl_pending_jif,
+			   nfg_kcl_grace_of(READ_ONCE(nfg_kcl_pending_ms)));
+	return err;
 }
 
 static const struct kernel_param_ops nfg_kcl_pending_ops = {
@@ -146,8 +162,7 @@ MODULE_PARM_DESC(pending_ms, "how long a new connection let through counts befor
 
 static u32 nfg_kcl_pending_jiffies(void)
 {
-	return max_t(u32, msecs_to_jiffies(READ_ONCE(nfg_kcl_pending_ms)),
-		     NFG_KCL_GRACE_REFUSED);
+	return READ_ONCE(nfg_kcl_pending_jif);
 }
 
 /* Read-only: tables, key nodes and remembered connections alive. */
@@ -644,6 +659,7 @@ static int __init kconnlimit_mt_init(void)
 	int err;
 
 	/* slots/locks given at load time went through the checking setters */
+	WRITE_ONCE(nfg_kcl_pending_jif, nfg_kcl_grace_of(nfg_kcl_pending_ms));
 	err = nfg_kcl_core_init();
 	if (err)
 		goto err_out;

@@ -844,6 +844,39 @@ static void test_flood_reuse(void)
 	}
 	ct_put(x);
 	nfg_kcl_table_destroy(&t);
+
+	/*
+	 * Two SYNs a grace: the second finds the first in its grace (nothing
+	 * to forget), the next one forgets both: one becomes it, the other
+	 * is kept for the one after. Still no allocation.
+	 */
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	fake_now = 2000;
+	for (i = 0; i < 1000; i++) {
+		fake_now += i & 1 ? 1 : 3;
+		x = ct_new_state(0);
+		if (i >= 4) {
+			shim_fail_alloc_in(1);
+			CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+			CHECK(!shim_alloc_failed());
+			shim_fail_alloc_in(0);
+		} else {
+			CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+		}
+		CHECK(cnt <= 2);
+		ct_put(x);
+		if (i == 3)
+			live = atomic_read(&nfg_kcl_live_objects);
+	}
+	CHECK_EQ(atomic_read(&nfg_kcl_live_objects), live);
+	info(&t, &ci);
+	CHECK_EQ(ci.stats.inserts, 1000);
+	CHECK_EQ(atomic_long_read(&budget.conns), ci.conns);
+	/* the sweep forgets the key: its node goes with the spare entry */
+	fake_now += 10;
+	nfg_kcl_gc(&t, 0, nfg_kcl_slots(&t), &flood, fake_now, 0);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
+	nfg_kcl_table_destroy(&t);
 }
 
 /*
