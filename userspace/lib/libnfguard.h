@@ -657,7 +657,8 @@ NFG_API void nfg_protect_close(struct nfg_protect *h);
  * read; such a plan cannot be applied or checked). The plan deletes the
  * tables nfguard of earlier profiles (and an older nfguard's chains
  * "nfguard-syncookie" in raw and "nfguard-rtcache" in mangle), never a
- * foreign table. Errors: those of nfg_profile_check() (EINVAL, ERANGE;
+ * foreign table. A dump that a concurrent change interrupted is read again.
+ * Errors: those of nfg_profile_check() (EINVAL, ERANGE;
  * nothing is read then), ENOMEM, or the errno of reading the ruleset with
  * the message "reading the nftables ruleset: ..." (EPERM: CAP_NET_ADMIN
  * is needed in the network namespace).
@@ -686,8 +687,8 @@ NFG_API unsigned int nfg_protect_plan_foreign(const struct nfg_protect_plan *pla
 /*
  * Apply a plan in one atomic nf_tables batch. It carries the generation id
  * of the read (a change in between makes nf_tables refuse it: the ruleset
- * is read again, the plan rebuilt and sent again, up to 20 times, then
- * ERESTART), asks for no ACK but errors (answers cannot overflow the
+ * is read again and the batch sent again with the new generation, rebuilt
+ * only if the tables of ours changed, up to 20 times, then ERESTART), asks for no ACK but errors (answers cannot overflow the
  * receive buffer; if some are lost anyway that is ENOBUFS, an error), and
  * success needs no error and a new generation (else EPROTO, "the ruleset's
  * generation did not change"). A plan with nothing to do sends nothing.

@@ -72,6 +72,8 @@
 #define MAX_BL		NFG_PROFILE_MAX_BL
 #define FAM_IP		NFG_PROFILE_IP
 #define FAM_IP6		NFG_PROFILE_IP6
+/* attempts when the ruleset changes during a dump or between the dump and the batch */
+#define GEN_TRIES	20
 
 /* What a dump found of ours, per family. */
 struct state {
@@ -181,22 +183,51 @@ static int nft_open(struct nfg_protect *n, struct nfg_err *e)
 	return 0;
 }
 
-/* One dump request; cb per message. Returns 0 or -errno. */
+/* Does @buf (@len bytes) hold the end of dump @seq? */
+static bool dump_end(const char *buf, int len, uint32_t seq)
+{
+	const struct nlmsghdr *nlh;
+
+	for (nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, len);
+	     nlh = mnl_nlmsg_next(nlh, &len))
+		if (nlh->nlmsg_seq == seq &&
+		    (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR))
+			return true;
+	return false;
+}
+
+/*
+ * One dump request; cb per message. Returns 0 or -errno; -EINTR when the
+ * ruleset changed during the dump (NLM_F_DUMP_INTR: what cb saw may be
+ * inconsistent, start over), after reading the rest of the dump so that
+ * the socket is ready for the next request.
+ */
 static int nft_dump(struct nfg_protect *n, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	char buf[32768];
 	uint32_t seq = nlh->nlmsg_seq;
-	int ret;
+	bool intr = false;
+	int len, ret;
 
 	if (mnl_socket_sendto(n->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	do {
-		ret = (int)mnl_socket_recvfrom(n->nl, buf, sizeof(buf));
-		if (ret <= 0)
-			return ret < 0 ? -errno : -EIO;
-		ret = mnl_cb_run(buf, (size_t)ret, seq, n->portid, cb, data);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
+	for (;;) {
+		len = (int)mnl_socket_recvfrom(n->nl, buf, sizeof(buf));
+		if (len <= 0)
+			return len < 0 ? -errno : -EIO;
+		if (!intr) {
+			ret = mnl_cb_run(buf, (size_t)len, seq, n->portid, cb, data);
+			if (ret > 0)
+				continue;
+			if (ret == 0)
+				return 0;
+			if (errno != EINTR)
+				return -errno;
+			intr = true;
+		}
+		if (dump_end(buf, len, seq))
+			return -EINTR;
+	}
 }
 
 static int gen_cb(const struct nlmsghdr *nlh, void *data)
@@ -600,6 +631,8 @@ struct nfg_protect_plan {
 	struct nfg_err berr;
 	bool refused_set;		/* the last apply named an operation */
 	uint32_t refused_seq;
+	bool ended;			/* the batch end is in the batch */
+	void *genid_at;			/* the batch's generation id (big endian) */
 };
 
 /* Record what the message just built does; the next message goes after it. */
@@ -941,6 +974,7 @@ static int show_chain_cb(const struct nlmsghdr *nlh, void *data)
 		struct nlmsghdr *req;
 		struct nfg_protect n2;
 		char text[512];
+		int ret;
 
 		if (!s->any) {
 			snprintf(text, sizeof(text), "add table %s %s%s", fam_name(s->family),
@@ -958,8 +992,9 @@ static int show_chain_cb(const struct nlmsghdr *nlh, void *data)
 			nftnl_rule_set_str(r, NFTNL_RULE_CHAIN,
 					   nftnl_chain_get_str(c, NFTNL_CHAIN_NAME));
 			nftnl_rule_nlmsg_build_payload(req, r);
-			if (nft_dump(&n2, req, show_rule_cb, s) < 0 && !s->err)
-				s->err = -errno;
+			ret = nft_dump(&n2, req, show_rule_cb, s);
+			if (ret < 0 && !s->err)
+				s->err = ret;
 			mnl_socket_close(n2.nl);
 		} else if (!s->err) {
 			s->err = -EIO;
@@ -971,8 +1006,27 @@ static int show_chain_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+static int show_collect_once(struct nfg_protect *n, const struct state st[2], struct strv *out,
+			     struct nfg_err *e);
+
 /* The installed profile, read back from the kernel, as a plan's lines. 0 or -errno. */
 static int show_collect(struct nfg_protect *n, const struct state st[2], struct strv *out,
+			struct nfg_err *e)
+{
+	unsigned int try;
+	int ret = 0;
+
+	/* a dump the ruleset's changes interrupted is read again */
+	for (try = 0; try < GEN_TRIES; try++) {
+		strv_free(out);
+		ret = show_collect_once(n, st, out, e);
+		if (ret != -EINTR)
+			break;
+	}
+	return ret;
+}
+
+static int show_collect_once(struct nfg_protect *n, const struct state st[2], struct strv *out,
 			struct nfg_err *e)
 {
 	static const char *const tables[] = { T_OURS, "raw", "mangle" };
@@ -1482,44 +1536,56 @@ void nfg_protect_close(struct nfg_protect *h)
 	free(h);
 }
 
-/* (Re)build @P's batch: read the ruleset through @h (NULL: an empty one), plan. */
-static int plan_fill(struct nfg_protect *h, struct nfg_protect_plan *P, struct nfg_err *e)
+/* The ruleset's generation, then what is ours in it (a change after the first shows in the second). */
+static int ruleset_read(struct nfg_protect *h, uint32_t *genid, struct state st[2],
+			struct nfg_err *e)
 {
-	unsigned int i;
+	unsigned int try;
 	int ret;
 
-	memset(P->st, 0, sizeof(P->st));
-	P->genid = 0;
-	if (h) {
-		ret = nft_genid(h, &P->genid);
+	/* a dump the ruleset's changes interrupted is read again */
+	for (try = 0; try < GEN_TRIES; try++) {
+		ret = nft_genid(h, genid);
 		if (ret == 0)
-			ret = read_state(h, P->st);
-		if (ret < 0)
-			return nfg_err_set(e, -ret, "reading the nftables ruleset: %s",
-					   strerror(-ret));
-		P->seq = h->seq;
+			ret = read_state(h, st);
+		if (ret != -EINTR)
+			break;
 	}
+	if (ret < 0)
+		return nfg_err_set(e, -ret, "reading the nftables ruleset: %s", strerror(-ret));
+	return 0;
+}
+
+/* (Re)build @P's batch for the ruleset in P->st and P->genid. */
+static int plan_make(struct nfg_protect_plan *P, struct nfg_err *e)
+{
+	unsigned int i;
+
 	if (P->b)
 		mnl_nlmsg_batch_stop(P->b);
 	oplog_free(&P->log);
 	P->err = 0;
 	P->refused_set = false;
+	P->ended = false;
+	P->genid_at = NULL;
 	P->b = mnl_nlmsg_batch_start(P->buf, BATCH_SIZE);
 	if (!P->b)
 		return nfg_err_set(e, ENOMEM, "out of memory");
 	/* the dump's generation: the batch commits on that ruleset or not at all */
 	nftnl_batch_begin(mnl_nlmsg_batch_current(P->b), ++P->seq);
-	if (P->genid)
-		mnl_attr_put_u32(mnl_nlmsg_batch_current(P->b), NFNL_BATCH_GENID,
-				 htonl(P->genid));
+	if (P->genid) {
+		struct nlmsghdr *nlh = mnl_nlmsg_batch_current(P->b);
+		struct nlattr *a = mnl_nlmsg_get_payload_tail(nlh);
+
+		mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(P->genid));
+		P->genid_at = mnl_attr_get_payload(a);
+	}
 	put_done(P, "(batch begin)");
 	for (i = 0; i < 2; i++) {
 		remove_ours(P, families[i], &P->st[i]);
 		if (!P->remove_only)
 			install(P, families[i], &P->prof);
 	}
-	if (h)
-		h->seq = P->seq;
 	if (P->err) {
 		if (e)
 			*e = P->berr;
@@ -1528,6 +1594,57 @@ static int plan_fill(struct nfg_protect *h, struct nfg_protect_plan *P, struct n
 	if (P->log.v.oom)
 		return nfg_err_set(e, ENOMEM, "out of memory");
 	return 0;
+}
+
+/* Read the ruleset through @h (NULL: an empty one) and build @P's batch for it. */
+static int plan_fill(struct nfg_protect *h, struct nfg_protect_plan *P, struct nfg_err *e)
+{
+	int ret;
+
+	memset(P->st, 0, sizeof(P->st));
+	P->genid = 0;
+	if (h) {
+		ret = ruleset_read(h, &P->genid, P->st, e);
+		if (ret < 0)
+			return ret;
+		P->seq = h->seq;
+	}
+	ret = plan_make(P, e);
+	if (h)
+		h->seq = P->seq;
+	return ret;
+}
+
+/*
+ * Before sending @P again: read the ruleset; when what is ours in it is
+ * unchanged (another program changed something else), the batch only needs
+ * the new generation id, else it is built anew. Keeping the time between
+ * the read and the send short is what lets a retry succeed on a ruleset
+ * that keeps changing.
+ */
+static int plan_refresh(struct nfg_protect *h, struct nfg_protect_plan *P, struct nfg_err *e)
+{
+	struct state st[2];
+	uint32_t genid;
+	int ret;
+
+	ret = ruleset_read(h, &genid, st, e);
+	if (ret < 0)
+		return ret;
+	if (P->ended && P->genid_at && genid && !memcmp(st, P->st, sizeof(st))) {
+		uint32_t be = htonl(genid);
+
+		memcpy(P->genid_at, &be, sizeof(be));
+		P->genid = genid;
+		P->refused_set = false;
+		return 0;
+	}
+	memcpy(P->st, st, sizeof(st));
+	P->genid = genid;
+	P->seq = h->seq;
+	ret = plan_make(P, e);
+	h->seq = P->seq;
+	return ret;
 }
 
 static struct nfg_protect_plan *plan_alloc(bool built, struct nfg_err *e)
@@ -1595,11 +1712,9 @@ int nfg_protect_read(struct nfg_protect *h, struct nfg_protect_plan **plan,
 		return -ENOMEM;
 	P->online = true;
 	P->remove_only = true;
-	ret = read_state(h, P->st);
-	if (ret < 0) {
-		nfg_err_set(e, -ret, "reading the nftables ruleset: %s", strerror(-ret));
+	ret = ruleset_read(h, &P->genid, P->st, e);
+	if (ret < 0)
 		goto out;
-	}
 	ret = show_collect(h, P->st, &out, e);
 	if (ret < 0)
 		goto out;
@@ -1655,9 +1770,6 @@ unsigned int nfg_protect_plan_foreign(const struct nfg_protect_plan *plan)
 	return bits;
 }
 
-/* attempts when the ruleset changes between the dump and the batch */
-#define GEN_TRIES	20
-
 int nfg_protect_apply(struct nfg_protect *h, struct nfg_protect_plan *P, struct nfg_err *e)
 {
 	struct outcome o = { 0 };
@@ -1667,11 +1779,13 @@ int nfg_protect_apply(struct nfg_protect *h, struct nfg_protect_plan *P, struct 
 	if (!h || !P || !P->built || !P->online)
 		return nfg_err_set(e, EINVAL, "a plan built through a handle is needed");
 	for (try = 0; try < GEN_TRIES; try++) {
-		/* a plan sent once (or refused) is read and built anew */
+		/* a plan sent once (or refused) goes on the ruleset as it is now */
 		if (try || P->refused_set) {
-			ret = plan_fill(h, P, e);
-			if (ret < 0)
+			ret = plan_refresh(h, P, e);
+			if (ret < 0) {
+				P->refused_set = false;	/* nothing was sent */
 				return ret;
+			}
 		}
 		clash = P->remove_only ? 0 : nfg_protect_plan_foreign(P) & P->prof.families;
 		for (i = 0; clash && i < 2; i++)
@@ -1682,8 +1796,11 @@ int nfg_protect_apply(struct nfg_protect *h, struct nfg_protect_plan *P, struct 
 						   fam_name(families[i]));
 		if (P->log.v.n == 1)
 			return 0;	/* nothing installed, nothing to remove */
-		nftnl_batch_end(mnl_nlmsg_batch_current(P->b), ++P->seq);
-		mnl_nlmsg_batch_next(P->b);
+		if (!P->ended) {
+			nftnl_batch_end(mnl_nlmsg_batch_current(P->b), ++P->seq);
+			mnl_nlmsg_batch_next(P->b);
+			P->ended = true;
+		}
 		h->seq = P->seq;
 		ret = nft_batch_send(h, P->b, P->genid, &o);
 		P->refused_set = true;
