@@ -76,11 +76,12 @@ struct nfg_kcl_conn {
 	 * conntrack and did not find it (@stamp before), under the slot lock.
 	 */
 	u32			checked;
-	struct nfg_kcl_ident	id;	/* immutable */
+	struct nfg_kcl_ident	id;	/* set at insert, under the slot lock */
 	/*
 	 * The count with this connection was over the limit of the rule that
 	 * remembered it: that rule refused it (its packet is most likely
-	 * dropped at once). Immutable.
+	 * dropped at once). Set at insert, under the slot lock (again when
+	 * an insert finds this pending entry by @id).
 	 */
 	bool			refused;
 };

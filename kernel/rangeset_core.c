@@ -7,17 +7,24 @@
  *
  * A set is a list of disjoint, non-adjacent, inclusive ranges of addresses.
  * Addresses are handled as 128-bit host-order keys (struct nfg_rs_key);
- * IPv4 addresses live in the low 32 bits. Every set has two copies of its
- * ranges, one for each side of the house:
+ * IPv4 addresses live in the low 32 bits. The published array holds the
+ * set; the control plane's batch updates work on a tree derived from it,
+ * which may be stale:
  *
- *  - The control plane works on an rbtree of ranges (core->root), ordered
- *    by start. Adding merges overlapping and adjacent ranges; deleting
- *    trims, removes or splits ranges. The tree, its node count and maxelem
- *    are guarded by a per-set rw_semaphore (core->lock): writers (add, del,
- *    flush, swap) take it for writing, readers of the tree (test, taking a
- *    snapshot of the array) for reading. The lock exists so that control
- *    plane operations on one set see each other's results whole; it is
- *    never taken on the packet path, so it cannot stall a lookup.
+ *  - Batch updates work on an rbtree of ranges (core->root), ordered by
+ *    start. Adding merges overlapping and adjacent ranges; deleting
+ *    trims, removes or splits ranges. A merge fold of the dynamic entries
+ *    publishes a new array without the tree and leaves the tree empty and
+ *    stale (core->tree_stale); nfg_rs_tree_sync() rebuilds it from the
+ *    array on demand, before a batch ADD/DEL (or a fold that falls back
+ *    to the tree) applies anything. The tree, tree_stale, the range count
+ *    and maxelem are guarded by a per-set rw_semaphore (core->lock),
+ *    which every control plane operation takes for writing: add, del,
+ *    flush, swap and expiry, and also TEST (which reads the array) and
+ *    taking a snapshot of the array, since both fold the dynamic entries
+ *    first. The lock exists so that control plane operations on one set
+ *    see each other's results whole; it is never taken on the packet
+ *    path, so it cannot stall a lookup.
  *
  *  - The packet path searches an immutable sorted array (struct
  *    nfg_rs_array) published with rcu_assign_pointer(). IPv4 sets store
@@ -1054,10 +1061,11 @@ static int rs_merge_fill(struct rs_merge *m, struct nfg_rs_array **new)
 
 /*
  * Rebuild the packet-path array from the tree (or from the merge @m)
- * and publish it, then bump the generation (see nfg_rs_core.gen). The array has room for expiries
- * if the old one had (a second walk only when a set gets its first
- * expiring range); when none is left, the room stays unused until the
- * next publication and lookups and dumps know it (timed is cleared).
+ * and publish it, then bump the generation (see nfg_rs_core.gen). The
+ * array has room for expiries if the old one had (a second walk only
+ * when a set gets its first expiring range); when none is left, the room
+ * stays unused until the next publication and lookups and dumps know it
+ * (timed is cleared).
  */
 static int rs_publish(struct nfg_rs_core *core, struct rs_merge *m)
 {
@@ -1145,8 +1153,8 @@ int nfg_rs_publish(struct nfg_rs_core *core, u32 allow, bool force)
 /**
  * nfg_rs_merge_publish - the merge fold: entries straight into a new array
  * @core: the set
- * @ops: the entries, sorted by start, then the longer first (prefixes:
- *	 nested or disjoint)
+ * @ops: the entries, sorted by start, then the shorter prefix (the
+ *	 enclosing one) first (prefixes: nested or disjoint)
  * @n: how many
  * @now: the current time (0: nothing has expired)
  * @expire: also drop the ranges expired at @now

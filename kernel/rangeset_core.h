@@ -160,9 +160,11 @@ enum nfg_rs_dyn_result {
 
 struct nfg_rs_core {
 	/*
-	 * Control plane only (never taken on the packet path): serialises
-	 * writers (add/del/flush/swap) against each other and against readers
-	 * of the tree (test, taking a snapshot). It protects root, count,
+	 * Control plane only (never taken on the packet path), and always
+	 * for writing: add/del/flush/swap/expiry, and TEST and taking a
+	 * snapshot too, since both fold the dynamic entries first (TEST then
+	 * reads the array; the tree is a derived copy, which batch updates
+	 * rebuild from the array when @tree_stale). It protects root, count,
 	 * maxelem, timeout, expiries, next_expiry and the publishing of arr.
 	 */
 	struct rw_semaphore		lock;

@@ -697,8 +697,10 @@ int nfg_rs_dyn_add(struct nfg_rs_core *core, const struct nfg_rs_key *addr,
  * marker is linked if the array holds any part of the prefix or any add
  * is pending (it may be inside). The marker is the latest change: lookups
  * miss inside it from now on, entries of other prefix lengths included,
- * and the next fold deletes the prefix from the tree (and drops the
- * marker). Deletes never take a slot of maxelem: a full set takes them.
+ * and the next fold deletes the prefix from the set (in the new array of
+ * a merge fold, or through the tree when the fold falls back to it) and
+ * drops the marker. Deletes never take a slot of maxelem: a full set
+ * takes them.
  *
  * Return: NFG_RS_DYN_DONE, NFG_RS_DYN_NOOP (not in the set), -ENOSPC
  * (maxelem markers pending) or -ENOMEM (counted as refusals).
@@ -776,7 +778,7 @@ bool nfg_rs_dyn_pending(struct nfg_rs_core *core)
 	return ret;
 }
 
-/* ---- dynamic entries: folding into the tree ---------------------------- */
+/* ---- dynamic entries: folding into the set ----------------------------- */
 
 /* A copy of a dynamic entry taken by a fold. */
 struct rs_fold_ent {
@@ -967,10 +969,11 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 }
 
 /*
- * After the caller published the tree with the fold applied (@ok), remove
- * from the hash each entry the fold copied, unless the packet path changed
- * it meanwhile (its seq or version moved): that one is folded again next
- * time.
+ * After the fold is in the set (@ok: merged into a new array, or applied
+ * to the tree and published from it by the fallback, or nothing to
+ * change), remove from the hash each entry the fold copied, unless the
+ * packet path changed it meanwhile (its seq or version moved): that one
+ * is folded again next time.
  */
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
@@ -983,7 +986,13 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	/* nothing folded: the copies' expiries are pending again */
 	if (!ok && dyn)
 		rs_dyn_exp_note(dyn, f->min_exp);
-	/* the copies come bucket by bucket: one lock for each bucket's run */
+	/*
+	 * The copies come bucket by bucket: one lock for each bucket's run.
+	 * Except after the fallback through the tree, where rs_fold_order()
+	 * re-sorted f->ents (by seq, adds by address): each entry carries
+	 * its bucket (->b), so a run there is mostly one entry, one lock per
+	 * entry.
+	 */
 	for (i = 0; ok && dyn && i < f->n; i = j) {
 		spinlock_t *lock;	/* the bucket's lock: see struct nfg_rs_dyn */
 
@@ -1199,7 +1208,7 @@ done:
 }
 
 /**
- * nfg_rs_core_fold - move the dynamic entries into the tree and the array
+ * nfg_rs_core_fold - move the dynamic entries into the set's array
  * @core: the set
  * @now: the current time; entries expired by then are dropped (counted as
  *	 expiries), not folded
