@@ -28,21 +28,30 @@
  * answers), every other one to port 9 and the others to port 10, says
  * "flooding N" and holds them until killed.
  *
- *   nfg-kcl-race reopen ROUNDS LIMIT CLIENT_NETNS SERVER_NETNS PORT DST
+ *   nfg-kcl-race reopen ROUNDS LIMIT CLIENT_NETNS SERVER_NETNS PORT DST [SETTLE]
  *
  * A client that tries to hold more connections than its limit by reusing
  * 4-tuples (tests/vm/cases/kconnlimit_reopen.sh): opens LIMIT connections
  * to DST:PORT (IPv4 or IPv6, from the client's default source), then
- * ROUNDS times resets its newest connection (SO_LINGER 0), waits until the
- * server saw the reset, reopens the same source port at once and tries one
- * more connection on a new port. Each attempt is a verdict: 1 connected,
- * 0 refused (a reset: the rule's REJECT). Prints "verdicts V maxlive M",
- * M the most connections held at once. After a refused attempt it waits
+ * ROUNDS times resets its newest connection (SO_LINGER 0), reopens the
+ * same source port at once and tries one more connection on a new port.
+ * Each attempt is a verdict: 1 connected, 0 refused (a reset: the rule's
+ * REJECT), r connected and then reset before the server accepted it (the
+ * rule rejected the handshake's last ACK). Prints "verdicts V maxlive M
+ * rstdropped D", M the most connections held at once, D how many of the
+ * client's resets never reached the server (a rule without --syn that
+ * dropped one). Whether the server saw a reset is known by an event, not
+ * a timeout: after the reset the client sends a UDP datagram to DST:PORT
+ * on the same path (the process is pinned to one CPU, so both go through
+ * the same per-CPU backlog queues in order); once the server has the
+ * datagram, a reset that went through has been processed. A dropped one
+ * is made up for by resetting the server's side (SO_LINGER 0), so the
+ * reopen finds no stale server socket. After a refused attempt it waits
  * three clock ticks: a rule that refused a SYN forgets it two jiffies
  * later (connlimit and kconnlimit alike); the verdicts compared are those
  * of the limit, not of that grace. Before each reset it waits until the
- * clock has ticked @settle times (the last argument, default 0): long
- * enough for a short sweep period to have checked the key.
+ * clock has ticked SETTLE times (default 0): long enough for a short
+ * sweep period to have checked the key.
  *
  *   nfg-kcl-race queued CLIENT_NETNS SERVER_NETNS PORT DST SEENFILE
  *
@@ -83,6 +92,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,7 +320,33 @@ static int local_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-/* Reset the client side of @k and wait until the server has seen it. */
+/*
+ * The reopen mode's barrier: a UDP datagram from the client (bar_c,
+ * connected to DST:PORT) to the server (bar_s), on the path of the TCP
+ * packets; -1 in the other modes.
+ */
+static int bar_c = -1, bar_s = -1;
+static unsigned int rst_dropped;
+
+/* The datagram sent after the reset has arrived. */
+static void barrier(void)
+{
+	struct pollfd p = { .fd = bar_s, .events = POLLIN };
+	char c;
+
+	if (send(bar_c, "b", 1, 0) != 1)
+		die("send (barrier)");
+	if (poll(&p, 1, 30000) != 1)
+		die("the barrier datagram never arrived");
+	if (recv(bar_s, &c, 1, 0) != 1)
+		die("recv (barrier)");
+}
+
+/*
+ * Reset the client side of @k and wait until the server has seen it. With
+ * the barrier: a reset the server has not seen once the barrier is through
+ * was dropped on the way; the server's side is reset then.
+ */
 static void reset_conn(struct conn *k)
 {
 	struct linger lg = { 1, 0 };
@@ -320,8 +356,15 @@ static void reset_conn(struct conn *k)
 	close(k->cfd);
 	p.fd = k->sfd;
 	p.events = POLLIN;
-	if (poll(&p, 1, 30000) != 1)
+	if (bar_c >= 0) {
+		barrier();
+		if (poll(&p, 1, 0) != 1) {
+			rst_dropped++;
+			setsockopt(k->sfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		}
+	} else if (poll(&p, 1, 30000) != 1) {
 		die("wait for the reset");
+	}
 	close(k->sfd);
 }
 
@@ -332,11 +375,33 @@ static void ticks(int n)
 }
 
 /*
- * One attempt from source port @sport (0: a new one) to @dst: 1 connected
- * (kept in conns[], its port in *@port), 0 refused.
+ * The server's side of the connection @cfd just made: accepted from @lfd,
+ * or -1 when the client's side was reset first (its last handshake ACK
+ * rejected: the server never gets the connection).
  */
-static int attempt(int v6, int lfd, const struct sockaddr_storage *dst,
-		   socklen_t dlen, int sport, int *port)
+static int accept_or_reset(int lfd, int cfd)
+{
+	struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
+			       { .fd = cfd, .events = POLLRDHUP } };
+	int sfd;
+
+	if (poll(p, 2, 30000) < 1)
+		die("neither accepted nor reset");
+	if (!(p[0].revents & POLLIN))
+		return -1;
+	sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (sfd < 0)
+		die("accept");
+	return sfd;
+}
+
+/*
+ * One attempt from source port @sport (0: a new one) to @dst: 1 connected
+ * (kept in conns[], its port in *@port), 0 refused, 2 connected and then
+ * reset before the server accepted it (only with @checked).
+ */
+static int attempt2(int v6, int lfd, const struct sockaddr_storage *dst,
+		    socklen_t dlen, int sport, int *port, bool checked)
 {
 	int fd = client_sock(v6, sport, 0);
 
@@ -349,11 +414,52 @@ static int attempt(int v6, int lfd, const struct sockaddr_storage *dst,
 	}
 	*port = local_port(fd);
 	conns[nconns].cfd = fd;
-	conns[nconns].sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (conns[nconns].sfd < 0)
-		die("accept");
+	if (checked) {
+		conns[nconns].sfd = accept_or_reset(lfd, fd);
+		if (conns[nconns].sfd < 0) {
+			close(fd);
+			ticks(3);
+			return 2;
+		}
+	} else {
+		conns[nconns].sfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conns[nconns].sfd < 0)
+			die("accept");
+	}
 	nconns++;
 	return 1;
+}
+
+static int attempt(int v6, int lfd, const struct sockaddr_storage *dst,
+		   socklen_t dlen, int sport, int *port)
+{
+	return attempt2(v6, lfd, dst, dlen, sport, port, false);
+}
+
+/* The reopen mode's barrier sockets, of @dst's family, and one CPU. */
+static void barrier_setup(const char *cns, const char *sns, int v6,
+			  const struct sockaddr_storage *dst, socklen_t dlen)
+{
+	struct sockaddr_storage any;
+	cpu_set_t cpus;
+	int cpu = sched_getcpu();
+
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu < 0 ? 0 : cpu, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		die("sched_setaffinity");
+	enter(sns);
+	bar_s = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	memset(&any, 0, sizeof(any));
+	any.ss_family = dst->ss_family;
+	/* sin_port and sin6_port are at the same offset */
+	((struct sockaddr_in *)&any)->sin_port = ((const struct sockaddr_in *)dst)->sin_port;
+	if (bar_s < 0 || bind(bar_s, (struct sockaddr *)&any, dlen))
+		die("bind (barrier)");
+	enter(cns);
+	bar_c = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (bar_c < 0 || connect(bar_c, (const struct sockaddr *)dst, dlen))
+		die("connect (barrier)");
 }
 
 static int reopen(int argc, char **argv)
@@ -373,15 +479,16 @@ static int reopen(int argc, char **argv)
 	if (limit < 1 || limit + rounds >= MAXC || rounds < 1)
 		return 2;
 	v6 = dst_addr(argv[7], port, &dst, &dlen);
+	barrier_setup(argv[4], argv[5], v6, &dst, dlen);
 	enter(argv[5]);
 	lfd = listener(v6, port);
 	enter(argv[4]);
 
-#define VERDICT(x) do { r = (x); verdicts[nv++] = '0' + r; \
+#define VERDICT(x) do { r = (x); verdicts[nv++] = "01r"[r]; \
 	if (nconns > maxlive) maxlive = nconns; } while (0)
 	for (i = 0; i < limit; i++) {
-		VERDICT(attempt(v6, lfd, &dst, dlen, 0, &ports[nconns]));
-		if (!r)
+		VERDICT(attempt2(v6, lfd, &dst, dlen, 0, &ports[nconns], true));
+		if (r != 1)
 			break;
 	}
 	for (i = 0; i < rounds && nconns; i++) {
@@ -389,14 +496,14 @@ static int reopen(int argc, char **argv)
 		/* the newest connection: reset, then its port at once again */
 		sport = ports[nconns - 1];
 		reset_conn(&conns[--nconns]);
-		VERDICT(attempt(v6, lfd, &dst, dlen, sport, &ports[nconns]));
-		VERDICT(attempt(v6, lfd, &dst, dlen, 0, &ports[nconns]));
+		VERDICT(attempt2(v6, lfd, &dst, dlen, sport, &ports[nconns], true));
+		VERDICT(attempt2(v6, lfd, &dst, dlen, 0, &ports[nconns], true));
 	}
 #undef VERDICT
 	verdicts[nv] = 0;
 	while (nconns)
 		reset_conn(&conns[--nconns]);
-	printf("verdicts %s maxlive %d\n", verdicts, maxlive);
+	printf("verdicts %s maxlive %d rstdropped %u\n", verdicts, maxlive, rst_dropped);
 	return 0;
 }
 
