@@ -582,7 +582,7 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 	u32 slot = nfg_kcl_hash(t, key);
 	spinlock_t *lock = nfg_kcl_lock(t, slot);
 	struct nfg_kcl_node __rcu **link;
-	unsigned int evicted = 0, held = 0;
+	unsigned int evicted = 0, gone = 0;
 	struct nfg_kcl_conn *c = NULL;
 	struct nfg_kcl_node *n;
 	LIST_HEAD(dead);
@@ -610,20 +610,24 @@ int nfg_kcl_add(struct nfg_kcl_table *t, const struct nfg_kcl_key *key,
 		}
 		/*
 		 * Under a flood of SYNs dropped after the rule, the GC has just
-		 * forgotten the key's previous one: it becomes this one. When
-		 * it forgot two, one is kept for the next insert, whose GC may
-		 * find nothing to forget (its previous SYN still in its grace).
+		 * forgotten the key's previous one: it becomes this one (still
+		 * counted: not gone). When it forgot two, one is kept for the
+		 * next insert, whose GC may find nothing to forget (its
+		 * previous SYN still in its grace); the spare is not counted.
 		 */
-		if (evicted)
+		gone = evicted;
+		if (evicted) {
 			c = nfg_kcl_reusable(&dead);
-		held = !!c;
-		if (!n->spare && evicted > held)
+			if (c)
+				gone--;
+		}
+		if (!n->spare && gone)
 			n->spare = nfg_kcl_reusable(&dead);
 	}
-	if (evicted - held)
-		nfg_kcl_forgotten(t, evicted - held);
+	if (gone)
+		nfg_kcl_forgotten(t, gone);
 
-	if (held) {
+	if (c) {
 		/*
 		 * Still counted in the budget, as the new entry is: over the
 		 * cap only when the cap was lowered below the count.

@@ -879,6 +879,168 @@ static void test_flood_reuse(void)
 	nfg_kcl_table_destroy(&t);
 }
 
+/* The node of @key in @t (quiescent), or NULL. */
+static struct nfg_kcl_node *node_of(struct nfg_kcl_table *t,
+				    const struct nfg_kcl_key *key)
+{
+	struct nfg_kcl_node *n;
+
+	for (n = rcu_dereference_raw(t->slots[nfg_kcl_hash(t, key)]); n;
+	     n = rcu_dereference_raw(n->next))
+		if (nfg_kcl_key_eq(&n->key, key))
+			return n;
+	return NULL;
+}
+
+/*
+ * A key whose node holds a spare entry and one pending SYN within its
+ * grace (the flood of test_flood_reuse, two SYNs a grace): SYNs at
+ * fake_now 1000, 1001 (nothing to forget: the first is young) and 1004
+ * (both forgotten: one becomes it, the other the spare). Returns the
+ * last SYN's conntrack (unconfirmed, the caller puts it).
+ */
+static struct fake_ct *spare_key(struct nfg_kcl_table *t,
+				 const struct nfg_kcl_key *key,
+				 const struct fake_env *env)
+{
+	static const u32 at[] = { 1000, 1001, 1004 };
+	struct fake_ct *x = NULL;
+	unsigned int i, cnt;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		if (x)
+			ct_put(x);	/* its SYN dropped after the rule */
+		fake_now = at[i];
+		x = ct_new_state(0);
+		CHECK_EQ(conn_lim(t, *key, x, 100, env, &cnt), 0);
+	}
+	CHECK_EQ(cnt, 1);
+	CHECK(node_of(t, key) && node_of(t, key)->spare);
+	return x;
+}
+
+/*
+ * The entry an insert reuses (one its GC just forgot, or the node's spare)
+ * does not get past the cap: with the cap lowered under the count, the
+ * insert is refused (-ENOSPC, counted as a cap hit) and leaves the counts,
+ * the budget and the spare as they were.
+ */
+static void test_reuse_cap(void)
+{
+	const struct fake_env flood = { .grace = 2, .refused = 2 };
+	const struct nfg_kcl_key key = k4(0x0a000108);
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	struct fake_ct *x;
+	unsigned int cnt;
+
+	/* the entry the GC forgets (the previous, dropped SYN) */
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	fake_now = 100;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	ct_put(x);
+	fake_now += 2;
+	nfg_kcl_max_conns = 0;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), -ENOSPC);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 0);
+	CHECK_EQ(atomic_long_read(&budget.conns), 0);
+	info(&t, &ci);
+	CHECK_EQ(ci.stats.cap_hits, 1);
+	CHECK_EQ(ci.keys, 0);
+	/* back under the cap: counted again */
+	nfg_kcl_max_conns = NFG_KCL_DEFAULT_MAX_CONNS;
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	CHECK_EQ(cnt, 1);
+	ct_put(x);
+	nfg_kcl_table_destroy(&t);
+
+	/* the node's spare (nothing forgotten: the previous SYN is young) */
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	ct_put(spare_key(&t, &key, &flood));
+	fake_now++;
+	nfg_kcl_max_conns = 1;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), -ENOSPC);
+	CHECK_EQ(nfg_kcl_count(&t, &key), 1);
+	CHECK_EQ(atomic_long_read(&budget.conns), 1);
+	CHECK(node_of(&t, &key)->spare);
+	info(&t, &ci);
+	CHECK_EQ(ci.stats.cap_hits, 1);
+	/* under a raised cap the spare is taken: no allocation */
+	nfg_kcl_max_conns = 2;
+	shim_fail_alloc_in(1);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	CHECK(!shim_alloc_failed());
+	shim_fail_alloc_in(0);
+	CHECK_EQ(cnt, 2);
+	CHECK(!node_of(&t, &key)->spare);
+	ct_put(x);
+	nfg_kcl_table_destroy(&t);
+}
+
+/*
+ * The same unconfirmed conntrack inserted again (its packet passes the
+ * rule twice) is not counted twice when its entry was a reused one: the
+ * entry the GC forgot, or the node's spare.
+ */
+static void test_reinsert_reused(void)
+{
+	const struct fake_env flood = { .grace = 2, .refused = 2 };
+	const struct nfg_kcl_key key = k4(0x0a000109);
+	struct nfg_kcl_table t;
+	struct nfg_kcl_info ci;
+	struct fake_ct *x;
+	unsigned int cnt;
+
+	/* a forgotten entry reused */
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	fake_now = 100;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	ct_put(x);
+	fake_now += 2;
+	x = ct_new_state(0);
+	shim_fail_alloc_in(1);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	CHECK(!shim_alloc_failed());
+	shim_fail_alloc_in(0);
+	CHECK_EQ(cnt, 1);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 1);
+	CHECK_EQ(cnt, 1);
+	fake_now++;
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 1);
+	CHECK_EQ(cnt, 1);
+	CHECK_EQ(atomic_long_read(&budget.conns), 1);
+	info(&t, &ci);
+	CHECK_EQ(ci.conns, 1);
+	CHECK_EQ(ci.stats.inserts, 2);
+	ct_put(x);
+	nfg_kcl_table_destroy(&t);
+
+	/* the spare taken */
+	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
+	ct_put(spare_key(&t, &key, &flood));
+	fake_now++;
+	x = ct_new_state(0);
+	shim_fail_alloc_in(1);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
+	CHECK(!shim_alloc_failed());
+	shim_fail_alloc_in(0);
+	CHECK_EQ(cnt, 2);
+	CHECK(!node_of(&t, &key)->spare);
+	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 1);
+	CHECK_EQ(cnt, 2);
+	CHECK_EQ(atomic_long_read(&budget.conns), 2);
+	/* confirmed and kept: still one entry for it */
+	__atomic_store_n(&x->confirmed, 1, __ATOMIC_RELEASE);
+	fake_now += 3;
+	CHECK_EQ(nfg_kcl_count_check(&t, &key, 0, fake_now, &flood), 1);
+	ct_put(x);
+	nfg_kcl_table_destroy(&t);
+}
+
 /*
  * One packet forgets at most NFG_KCL_GC_BATCH ended entries: when more of a
  * key end at once, the rest count (an upper bound, over the limit) until
@@ -1478,6 +1640,8 @@ int main(void)
 	run("verify_live_cap", test_verify_live_cap);
 	run("flood_lookups", test_flood_lookups);
 	run("flood_reuse", test_flood_reuse);
+	run("reuse_cap", test_reuse_cap);
+	run("reinsert_reused", test_reinsert_reused);
 	run("gc_batch", test_gc_batch);
 	run("gc_fresh", test_gc_fresh);
 	run("pending", test_pending);
