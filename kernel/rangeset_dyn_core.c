@@ -101,13 +101,19 @@
  * name, which the RANGESET rules use): SWAP folds both sets first, so the
  * entries travel with the contents.
  *
- * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
- * memcg (there is no process to charge in softirq; the hash itself is
- * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
- * call_rcu(). The fold's and the expiry's allocations are
+ * Entries come from their own cache (nfg_rs_dent_cache, SLAB_ACCOUNT)
+ * with GFP_NOWAIT: charged to the memcg of the task that adds where there
+ * is one (an OUTPUT hook, a control-plane single add), not in softirq,
+ * where there is none (the hash itself is GFP_KERNEL_ACCOUNT, and maxelem
+ * bounds the entries). A fold (or flush) frees the entries it unlinked in
+ * one batch (struct rs_dent_gc: one grace period, then a work item that
+ * may reschedule), and gives back their counters in the hash once per
+ * batch; one by one with call_rcu() only when the batch cannot be
+ * allocated. The fold's and the expiry's allocations are
  * GFP_KERNEL_ACCOUNT: rangeset_nl.c runs those works with the set
- * creator's memcg active. Each entry and each hash counts in
- * nfg_rs_live_objects.
+ * creator's memcg active. Each hash counts in nfg_rs_live_objects, each
+ * entry in a per-CPU count (nfg_rs_live_count() sums both), so that an
+ * add touches no counter shared by every set and CPU.
  *
  * This file is also compiled by the userspace unit harness (tests/unit)
  * against a shim of the kernel headers it includes.
@@ -131,6 +137,7 @@
 #include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "rangeset_core.h"
 #include "rangeset_dyn_core.h"
@@ -316,9 +323,9 @@ static void rs_dyn_pfx_get(struct nfg_rs_dyn *dyn, u8 plen)
 		set_bit(plen, dyn->pfx);
 }
 
-static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
+static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen, u32 n)
 {
-	if (atomic_dec_return(&dyn->pfx_cnt[plen]))
+	if (atomic_sub_return(n, &dyn->pfx_cnt[plen]))
 		return;
 	/*
 	 * Last entry of this length gone. test_and_clear_bit() is fully
@@ -328,6 +335,149 @@ static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
 	if (test_and_clear_bit(plen, dyn->pfx) &&
 	    atomic_read(&dyn->pfx_cnt[plen]))
 		set_bit(plen, dyn->pfx);
+}
+
+/*
+ * Packet-path entries: their own cache (SLAB_ACCOUNT: charged to the
+ * memcg of the task that allocates, where there is one: an OUTPUT hook or
+ * the control plane's single adds; softirq has none), counted per CPU
+ * (an add touches no counter that every CPU shares; summed when read by
+ * nfg_rs_live_count(): one CPU allocates, another frees), and freed in
+ * batches: one per fold or flush, a grace period then a work item, not a
+ * call_rcu() per entry.
+ */
+static struct kmem_cache *nfg_rs_dent_cache;
+static int __percpu *nfg_rs_live_dents;
+static struct workqueue_struct *nfg_rs_gc_wq;
+
+/*
+ * The entries one fold (or flush) unlinked, freed together after a grace
+ * period (rs_dent_gc_end()); the counters they held in the hash are given
+ * back once for the batch, per prefix length.
+ */
+struct rs_dent_gc {
+	struct rcu_work		rwork;
+	struct nfg_rs_dent	*first;
+	u32			n;
+	u32			charged;
+	u32			marks;
+	u32			pfx[NFG_RS_DYN_PLENS];
+};
+
+long nfg_rs_live_count(void)
+{
+	long sum = atomic_read(&nfg_rs_live_objects);
+	int cpu;
+
+	if (nfg_rs_live_dents)
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(nfg_rs_live_dents, cpu);
+	return sum;
+}
+
+static void rs_dent_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(nfg_rs_dent_cache,
+			container_of(head, struct nfg_rs_dent, rcu));
+	this_cpu_dec(*nfg_rs_live_dents);
+}
+
+static void rs_dent_gc_work(struct work_struct *work)
+{
+	struct rs_dent_gc *gc = container_of(to_rcu_work(work),
+					     struct rs_dent_gc, rwork);
+	struct nfg_rs_dent *e, *next;
+	u32 n = 0;
+
+	for (e = gc->first; e; e = next) {
+		next = e->gc_next;
+		kmem_cache_free(nfg_rs_dent_cache, e);
+		if (++n % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	this_cpu_sub(*nfg_rs_live_dents, n);
+	kfree(gc);
+}
+
+/* A batch for the entries about to be unlinked; NULL: one by one. */
+static struct rs_dent_gc *rs_dent_gc_begin(void)
+{
+	return kzalloc(sizeof(struct rs_dent_gc),
+		       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+}
+
+/*
+ * After the unlinks (under no bucket lock): give back what the batch's
+ * entries held, then free them after a grace period. Process context.
+ */
+static void rs_dent_gc_end(struct nfg_rs_dyn *dyn, struct rs_dent_gc *gc)
+{
+	unsigned int plen;
+
+	if (!gc)
+		return;
+	if (!gc->n) {
+		kfree(gc);
+		return;
+	}
+	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++)
+		if (gc->pfx[plen])
+			rs_dyn_pfx_put(dyn, plen, gc->pfx[plen]);
+	if (gc->charged)
+		atomic_sub(gc->charged, &dyn->count);
+	if (gc->marks)
+		atomic_sub(gc->marks, &dyn->marks);
+	atomic_sub(gc->n, &dyn->entries);
+	INIT_RCU_WORK(&gc->rwork, rs_dent_gc_work);
+	queue_rcu_work(nfg_rs_gc_wq, &gc->rwork);
+}
+
+/**
+ * nfg_rs_dyn_init - the packet-path entries' cache and batch frees
+ *
+ * Module init, before any set exists.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int nfg_rs_dyn_init(void)
+{
+	nfg_rs_live_dents = alloc_percpu(int);
+	if (!nfg_rs_live_dents)
+		goto err;
+	nfg_rs_dent_cache = kmem_cache_create("nfg_rs_dent",
+					      sizeof(struct nfg_rs_dent), 0,
+					      SLAB_ACCOUNT, NULL);
+	if (!nfg_rs_dent_cache)
+		goto err_pcpu;
+	nfg_rs_gc_wq = alloc_workqueue("nfg_rs_gc", WQ_UNBOUND, 0);
+	if (!nfg_rs_gc_wq)
+		goto err_cache;
+	return 0;
+
+err_cache:
+	kmem_cache_destroy(nfg_rs_dent_cache);
+err_pcpu:
+	free_percpu(nfg_rs_live_dents);
+	nfg_rs_live_dents = NULL;
+err:
+	return -ENOMEM;
+}
+
+/**
+ * nfg_rs_dyn_exit - undo nfg_rs_dyn_init()
+ *
+ * Module exit, after every set is gone: waits for the entries' frees.
+ */
+void nfg_rs_dyn_exit(void)
+{
+	/* the single frees, and the batches' grace periods (they queue) */
+	rcu_barrier();
+	/* runs the batches' frees, then goes away */
+	destroy_workqueue(nfg_rs_gc_wq);
+	WARN_ON_ONCE(nfg_rs_live_count());
+	kmem_cache_destroy(nfg_rs_dent_cache);
+	free_percpu(nfg_rs_live_dents);
+	nfg_rs_live_dents = NULL;
 }
 
 /*
@@ -374,12 +524,6 @@ static bool rs_dyn_mark_room(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
 	return false;
 }
 
-static void rs_dent_free_rcu(struct rcu_head *head)
-{
-	kfree(container_of(head, struct nfg_rs_dent, rcu));
-	atomic_dec(&nfg_rs_live_objects);
-}
-
 /*
  * A pending add expires at @exp (0: never): keep dyn->min_exp at most
  * that. A compare-and-swap loop; in a flood with one timeout every new
@@ -412,7 +556,7 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	 * Softirq: no reclaim. Not charged to a memcg (no process to take
 	 * it from); the set's maxelem bounds the total.
 	 */
-	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
+	e = kmem_cache_alloc(nfg_rs_dent_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!e) {
 		if (del)
 			atomic_dec(&dyn->marks);
@@ -420,7 +564,7 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 			atomic_dec(&dyn->count);
 		return -ENOMEM;
 	}
-	atomic_inc(&nfg_rs_live_objects);
+	this_cpu_inc(*nfg_rs_live_dents);
 	atomic_inc(&dyn->entries);
 	e->key = *key;
 	e->plen = plen;
@@ -438,16 +582,32 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	return 0;
 }
 
-/* Unlink @e from bucket @b (under its lock) and free it after a grace period. */
-static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
+/*
+ * Unlink @e from bucket @b (under its lock) and free it after a grace
+ * period: into the batch @gc, which gives back its counters later, or
+ * on its own (@gc NULL).
+ */
+static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e,
+			  struct rs_dent_gc *gc)
 {
 	struct nfg_rs_dent __rcu **pp = &dyn->buckets[b];
 	struct nfg_rs_dent *cur;
 
 	while ((cur = rcu_dereference(*pp))) {
+		if (cur == e && gc) {
+			rcu_assign_pointer(*pp, rcu_dereference(e->next));
+			gc->pfx[e->plen]++;
+			gc->charged += e->charged;
+			gc->marks += e->del;
+			gc->n++;
+			/* e->next stays for readers still on it */
+			e->gc_next = gc->first;
+			gc->first = e;
+			return;
+		}
 		if (cur == e) {
 			rcu_assign_pointer(*pp, rcu_dereference(e->next));
-			rs_dyn_pfx_put(dyn, e->plen);
+			rs_dyn_pfx_put(dyn, e->plen, 1);
 			if (e->charged)
 				atomic_dec(&dyn->count);
 			if (e->del)
@@ -978,6 +1138,7 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
 {
+	struct rs_dent_gc *gc = NULL;
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
 	u32 i, j, b;
@@ -986,6 +1147,8 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	/* nothing folded: the copies' expiries are pending again */
 	if (!ok && dyn)
 		rs_dyn_exp_note(dyn, f->min_exp);
+	if (ok && dyn && f->n)
+		gc = rs_dent_gc_begin();
 	/*
 	 * The copies come bucket by bucket: one lock for each bucket's run.
 	 * Except after the fallback through the tree, where rs_fold_order()
@@ -1005,7 +1168,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 
 			e = rs_dyn_find(dyn, b, &c->m.start, c->plen);
 			if (e && e->seq == c->m.seq && e->ver == c->ver)
-				rs_dyn_unlink(dyn, b, e);
+				rs_dyn_unlink(dyn, b, e, gc);
 			else if (e && !e->del)
 				rs_dyn_exp_note(dyn, e->expires);
 		}
@@ -1014,6 +1177,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		if (j / NFG_RS_RESCHED_EVERY != i / NFG_RS_RESCHED_EVERY)
 			cond_resched();
 	}
+	rs_dent_gc_end(dyn, gc);
 	if (ok && f->expired)
 		WRITE_ONCE(core->expiries, core->expiries + f->expired);
 	if (ok && f->refused)
@@ -1317,11 +1481,13 @@ int nfg_rs_core_fold_lazy(struct nfg_rs_core *core, u64 now, bool *again)
 /* Drop every dynamic entry; under core->lock for writing (or last user). */
 void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 {
+	struct rs_dent_gc *gc;
 	struct nfg_rs_dent *e;
 	u32 b;
 
-	if (!dyn)
+	if (!dyn || !atomic_read(&dyn->entries))
 		return;
+	gc = rs_dent_gc_begin();
 	/* entries added meanwhile note theirs again */
 	atomic64_set(&dyn->min_exp, 0);
 	WRITE_ONCE(dyn->since, 0);
@@ -1331,12 +1497,13 @@ void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 		rcu_read_lock();
 		spin_lock_bh(lock);
 		while ((e = rcu_dereference(dyn->buckets[b])))
-			rs_dyn_unlink(dyn, b, e);
+			rs_dyn_unlink(dyn, b, e, gc);
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
+	rs_dent_gc_end(dyn, gc);
 }
 
 /**

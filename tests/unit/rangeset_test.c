@@ -1744,6 +1744,87 @@ static void test_dyn_fold_enomem(void)
 }
 
 /*
+ * A fold frees the entries it unlinked in one batch, after one grace
+ * period (one rcu_work), each exactly once (ASan: no double free; the
+ * live count: none left); a flush does the same; without memory for the
+ * batch, each entry goes on its own and nothing is lost.
+ */
+static void test_dyn_gc_batch(void)
+{
+	unsigned long q, k;
+	bool fallback = false;
+	struct nfg_rs_core c;
+	long live;
+	u32 i;
+
+	dyn_set(&c, false, 100000);
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	for (i = 0; i < 1000; i++)
+		CHECK_EQ(dadd4(&c, 0x0a000000 + i * 7, 32, 0, false, 0),
+			 NFG_RS_DYN_DONE);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ(ddel4(&c, 0x0a000000 + i * 14, 32), NFG_RS_DYN_DONE);
+	live = nfg_rs_live_count();
+	shim_rcu_work_hold(true);
+	q = shim_rcu_work_queued;
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	/* one batch; the hash's counters back at once, the memory later */
+	CHECK_EQ(shim_rcu_work_queued, q + 1);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->count), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->marks), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->pfx_cnt[32]), 0);
+	CHECK(!test_bit(32, rcu_dereference(c.dyn)->pfx));
+	CHECK_EQ(nfg_rs_live_count(), live);
+	CHECK_EQ(shim_rcu_work_run(), 1);
+	CHECK_EQ(nfg_rs_live_count(), live - 1000);
+	CHECK(nfg_rs_core_match4(&c, 0x0a000000 + 7, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a000000 + 14, 0));
+
+	/* flush: one batch too */
+	for (i = 0; i < 100; i++)
+		CHECK_EQ(dadd4(&c, 0x0b000000 + i, 32, 0, false, 0),
+			 NFG_RS_DYN_DONE);
+	q = shim_rcu_work_queued;
+	down_write(&c.lock);
+	nfg_rs_core_flush(&c);
+	up_write(&c.lock);
+	CHECK_EQ(shim_rcu_work_queued, q + 1);
+	CHECK_EQ(dyn_count(&c), 0);
+	live = nfg_rs_live_count();
+	CHECK_EQ(shim_rcu_work_run(), 1);
+	CHECK_EQ(nfg_rs_live_count(), live - 100);
+	shim_rcu_work_hold(false);
+	set_fini(&c);
+
+	/* every allocation of a fold failing in turn, the batch's included */
+	for (k = 1; k < 20; k++) {
+		dyn_set(&c, false, 1000);
+		CHECK_EQ(add1(&c, r4(1, 1)), 0);
+		for (i = 0; i < 50; i++)
+			CHECK_EQ(dadd4(&c, 100 + i, 32, 0, false, 0),
+				 NFG_RS_DYN_DONE);
+		live = nfg_rs_live_count();
+		q = shim_rcu_work_queued;
+		shim_fail_alloc_in(k);
+		if (!nfg_rs_core_fold(&c, 0)) {
+			if (shim_alloc_failed() && shim_rcu_work_queued == q)
+				fallback = true;
+			CHECK_EQ(dyn_count(&c), 0);
+			CHECK_EQ(nfg_rs_live_count(), live - 50);
+		} else {
+			CHECK_EQ(dyn_count(&c), 50);
+			CHECK_EQ(nfg_rs_live_count(), live);
+		}
+		shim_fail_alloc_in(0);
+		for (i = 0; i < 50; i++)
+			CHECK(nfg_rs_core_match4(&c, 100 + i, 0));
+		set_fini(&c);
+	}
+	CHECK(fallback);
+}
+
+/*
  * Random packet-path adds and deletes (mixed prefix lengths) over a small
  * universe with control-plane ranges: every lookup agrees with a model
  * before a fold, and the fold changes no answer.
@@ -2761,6 +2842,10 @@ static void test_dyn_merge_random_v6(void)	{ merge_random(0x3e766, true, 30); }
 
 int main(void)
 {
+	if (nfg_rs_dyn_init()) {
+		fprintf(stderr, "nfg_rs_dyn_init failed\n");
+		return 2;
+	}
 	run("add_merge", test_add_merge);
 	run("add_batch", test_add_batch);
 	run("del_split", test_del_split);
@@ -2817,6 +2902,8 @@ int main(void)
 	run("dyn_merge_maxelem", test_dyn_merge_maxelem);
 	run("dyn_merge_random_v4", test_dyn_merge_random_v4);
 	run("dyn_merge_random_v6", test_dyn_merge_random_v6);
+	run("dyn_gc_batch", test_dyn_gc_batch);
 
+	nfg_rs_dyn_exit();
 	return utest_summary();
 }
