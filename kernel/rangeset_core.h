@@ -72,8 +72,8 @@ struct nfg_rs_stats {
 
 /*
  * A dynamic entry: the masked address of a packet-path add (or delete
- * marker), not yet folded into the tree. See "Dynamic entries" at the top
- * of rangeset_dyn_core.c.
+ * marker), not yet folded into the set's array. See "Dynamic entries" at
+ * the top of rangeset_dyn_core.c.
  */
 struct nfg_rs_dent {
 	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
@@ -184,9 +184,10 @@ struct nfg_rs_core {
 	bool				v6;
 	/*
 	 * The tree is empty and the published array alone holds the set:
-	 * a merge fold (rangeset_dyn_core.c) published without it. Under
-	 * @lock; nfg_rs_tree_sync() builds the tree again where the control
-	 * plane needs it.
+	 * a merge fold (rangeset_dyn_core.c) published without it. Written
+	 * under @lock (WRITE_ONCE), read without it by nfg_rs_core_info()
+	 * (READ_ONCE); nfg_rs_tree_sync() builds the tree again where the
+	 * control plane needs it.
 	 */
 	bool				tree_stale;
 	/* Ranges removed by nfg_rs_core_expire(). */
