@@ -72,9 +72,10 @@
  * when some range has one), for dumps and rollbacks; lookups never read
  * them.
  *
- * Swapping two sets exchanges their trees, counts, maxelem, default
- * timeouts, next expiries and array pointers under both sets' locks,
- * taken in address order. Each lookup
+ * Swapping two sets exchanges their trees (and whether each is stale),
+ * counts, maxelem, default timeouts, next expiries and array pointers
+ * under both sets' locks, taken in address order; the dynamic entries
+ * stay with the names, folded into the contents first. Each lookup
  * loads the array pointer once, so it sees either the old or the new
  * contents, never a mix.
  *
@@ -116,46 +117,6 @@
 
 #include "rangeset_core.h"
 #include "rangeset_dyn_core.h"
-
-static int rs_key_cmp(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
-{
-	if (a->hi != b->hi)
-		return a->hi < b->hi ? -1 : 1;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return 0;
-}
-
-static bool rs_key_le(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
-{
-	return a->hi < b->hi || (a->hi == b->hi && a->lo <= b->lo);
-}
-
-static bool rs_key_is_min(const struct nfg_rs_key *k)
-{
-	return !k->hi && !k->lo;
-}
-
-static bool rs_key_is_max(const struct nfg_rs_key *k, bool v6)
-{
-	if (v6)
-		return k->hi == U64_MAX && k->lo == U64_MAX;
-	return k->lo == U32_MAX;
-}
-
-/* Callers make sure the key is not the maximum. */
-static void rs_key_inc(struct nfg_rs_key *k)
-{
-	if (++k->lo == 0)
-		k->hi++;
-}
-
-/* Callers make sure the key is not zero. */
-static void rs_key_dec(struct nfg_rs_key *k)
-{
-	if (k->lo-- == 0)
-		k->hi--;
-}
 
 void nfg_rs_key_from_be(struct nfg_rs_key *key, const void *p, bool v6)
 {
@@ -472,12 +433,6 @@ void nfg_rs_update_end(struct nfg_rs_update *u)
 	}
 }
 
-/* Does expiry a come no earlier than b? 0 (never) is the latest. */
-static bool rs_exp_ge(u64 a, u64 b)
-{
-	return !a || (b && a >= b);
-}
-
 /* Insert a new node [*start, *end] with expiry @expires. */
 static int rs_node_new(struct nfg_rs_update *u, const struct nfg_rs_key *start,
 		       const struct nfg_rs_key *end, u64 expires)
@@ -687,21 +642,14 @@ static u64 rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root,
  * give it the latest of their expiries (and of the old one's, if it
  * counts). The entries are prefixes, so two of them are nested or
  * disjoint: the ones covering an address are a chain, kept on a stack
- * (a prefix length each at most). The output is built as the tree would
+ * (a prefix length each at most) by the overlay walk of
+ * rangeset_dyn_core.c (nfg_rs_overlay_next()). The output is built as the tree would
  * hold it: parts merged where they touch with the same expiry (the tree
  * keeps that form after every operation, so the result is the same set
  * of ranges, not only the same addresses). It runs twice: once to count
  * (and to see whether anything changes at all), once to fill the new
  * array.
  */
-struct rs_piece {
-	struct nfg_rs_key	s;
-	struct nfg_rs_key	e;
-	u64			exp;	/* the adds' latest expiry, if @add */
-	bool			add;	/* adds cover it */
-	bool			kill;	/* a marker covers it: old ranges go */
-};
-
 struct rs_merge {
 	struct nfg_rs_core		*core;
 	const struct nfg_rs_array	*old;
@@ -715,21 +663,11 @@ struct rs_merge {
 	u32				expired;
 	u64				next;	/* earliest expiry kept */
 	bool				same;	/* the old array so far */
-	bool				bad;	/* entries not nested */
 	bool				have;	/* @cur is being built */
 	struct nfg_rs_range		cur;
-	/* the overlay: next entry, position, chain of nested entries */
-	u32				i;
-	struct nfg_rs_key		x;
-	u32				depth;
-	struct nfg_rs_mop		*stack[NFG_RS_DYN_PLENS];
+	/* the entries' overlay (rangeset_dyn_core.c) */
+	struct nfg_rs_overlay		ov;
 };
-
-/* The later of two expiries (0: never, the latest). */
-static u64 rs_exp_later(u64 a, u64 b)
-{
-	return rs_exp_ge(a, b) ? a : b;
-}
 
 /* Range @cur is complete: count it, and in the filling pass store it. */
 static void rs_merge_flush(struct rs_merge *m)
@@ -794,88 +732,6 @@ static void rs_merge_emit(struct rs_merge *m, const struct nfg_rs_key *s,
 	m->cur.start = *s;
 	m->cur.end = *e;
 	m->cur.expires = exp;
-}
-
-/* What the chain of entries on the stack makes of the addresses it covers. */
-static void rs_merge_chain(const struct rs_merge *m, struct rs_piece *p)
-{
-	u64 d = 0;
-	u32 i;
-
-	for (i = 0; i < m->depth; i++)
-		if (m->stack[i]->del && m->stack[i]->seq > d)
-			d = m->stack[i]->seq;
-	p->kill = d != 0;
-	p->add = false;
-	for (i = 0; i < m->depth; i++) {
-		const struct nfg_rs_mop *op = m->stack[i];
-
-		if (op->del || op->seq < d)
-			continue;
-		p->exp = p->add ? rs_exp_later(p->exp, op->expires) : op->expires;
-		p->add = true;
-	}
-}
-
-/*
- * The next piece of the overlay: addresses covered by the same chain of
- * entries, in ascending order. false: none left.
- */
-static bool rs_overlay_next(struct rs_merge *m, struct rs_piece *p)
-{
-	struct nfg_rs_mop *top, *nx;
-
-	for (;;) {
-		if (!m->depth) {
-			if (m->i >= m->n)
-				return false;
-			m->stack[m->depth++] = m->ops[m->i++];
-			m->x = m->stack[0]->start;
-			continue;
-		}
-		top = m->stack[m->depth - 1];
-		nx = m->i < m->n ? m->ops[m->i] : NULL;
-		if (nx && rs_key_le(&nx->start, &top->end)) {
-			/* prefixes nest: nx lies inside top */
-			if (WARN_ON_ONCE(rs_key_cmp(&nx->end, &top->end) > 0 ||
-					 m->depth >= ARRAY_SIZE(m->stack))) {
-				m->bad = true;
-				return false;
-			}
-			if (rs_key_cmp(&nx->start, &m->x) > 0) {
-				/* top's part before nx; nx->start > x >= 0 */
-				p->s = m->x;
-				p->e = nx->start;
-				rs_key_dec(&p->e);
-				rs_merge_chain(m, p);
-				m->x = nx->start;
-				m->stack[m->depth++] = nx;
-				m->i++;
-				return true;
-			}
-			m->stack[m->depth++] = nx;
-			m->i++;
-			continue;
-		}
-		/* top's rest: the next entry starts after it */
-		if (!rs_key_le(&m->x, &top->end)) {
-			m->depth--;
-			continue;
-		}
-		p->s = m->x;
-		p->e = top->end;
-		rs_merge_chain(m, p);
-		m->depth--;
-		if (rs_key_is_max(&top->end, m->core->v6)) {
-			/* so do the entries below it, and none comes after */
-			m->depth = 0;
-			m->i = m->n;
-		} else {
-			m->x = top->end;
-			rs_key_inc(&m->x);
-		}
-		return true;
-	}
 }
 
 /*
@@ -944,6 +800,8 @@ static u32 rs_merge_bulk(struct rs_merge *m, u32 from,
 		if (exp && (!m->next || exp < m->next))
 			m->next = exp;
 		m->count++;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
 	}
 	return to;
 }
@@ -957,22 +815,20 @@ static int rs_merge_pass(struct rs_merge *m)
 	u32 oi = 0, on = m->old ? m->old->count : 0, steps = 0;
 	struct nfg_rs_range o;
 	struct nfg_rs_key e;
-	struct rs_piece p;
+	struct nfg_rs_piece p;
 	bool ho, hp;
 	u64 exp;
 
-	m->i = 0;
-	m->depth = 0;
+	nfg_rs_overlay_start(&m->ov, m->ops, m->n, m->core->v6);
 	m->count = 0;
 	m->expired = 0;
 	m->next = 0;
 	m->same = true;
-	m->bad = false;
 	m->have = false;
 	ho = oi < on;
 	if (ho)
 		nfg_rs_array_range(m->old, oi, &o);
-	hp = rs_overlay_next(m, &p);
+	hp = nfg_rs_overlay_next(&m->ov, &p);
 	while (ho || hp) {
 		bool alone = false;
 
@@ -1021,7 +877,7 @@ static int rs_merge_pass(struct rs_merge *m)
 		}
 		if (hp && rs_key_le(&p.s, &e)) {
 			if (!rs_key_cmp(&p.e, &e)) {
-				hp = rs_overlay_next(m, &p);
+				hp = nfg_rs_overlay_next(&m->ov, &p);
 			} else {
 				p.s = e;
 				rs_key_inc(&p.s);
@@ -1033,7 +889,7 @@ static int rs_merge_pass(struct rs_merge *m)
 	rs_merge_flush(m);
 	if (m->count != on)
 		m->same = false;
-	return m->bad ? -EINVAL : 0;
+	return m->ov.bad ? -EINVAL : 0;
 }
 
 /* The filling pass, into a new array (NULL when the set ends empty). */
@@ -1462,6 +1318,7 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 {
 	struct nfg_rs_array *arr_a, *arr_b;
 	u32 maxelem;
+	bool stale;
 	int err;
 	u64 next;
 
@@ -1496,7 +1353,10 @@ int nfg_rs_core_swap(struct nfg_rs_core *a, struct nfg_rs_core *b)
 
 	swap(a->root, b->root);
 	swap(a->count, b->count);
-	swap(a->tree_stale, b->tree_stale);
+	/* read locklessly by nfg_rs_core_info() */
+	stale = a->tree_stale;
+	WRITE_ONCE(a->tree_stale, b->tree_stale);
+	WRITE_ONCE(b->tree_stale, stale);
 	swap(a->timeout, b->timeout);
 	next = a->next_expiry;
 	WRITE_ONCE(a->next_expiry, b->next_expiry);

@@ -72,8 +72,8 @@ struct nfg_rs_stats {
 
 /*
  * A dynamic entry: the masked address of a packet-path add (or delete
- * marker), not yet folded into the tree. See "Dynamic entries" at the top
- * of rangeset_dyn_core.c.
+ * marker), not yet folded into the set's array. See "Dynamic entries" at
+ * the top of rangeset_dyn_core.c.
  */
 struct nfg_rs_dent {
 	/* Bucket chain: readers under RCU, writers under the bucket's lock. */
@@ -92,7 +92,14 @@ struct nfg_rs_dent {
 	u8				del;
 	/* 1: holds a slot of maxelem (nfg_rs_dyn.count) */
 	u8				charged;
-	struct rcu_head			rcu;
+	/*
+	 * Once unlinked: freed after a grace period on its own (@rcu) or
+	 * with the other entries a fold unlinked (@gc_next, a batch).
+	 */
+	union {
+		struct rcu_head			rcu;
+		struct nfg_rs_dent		*gc_next;
+	};
 };
 
 /*
@@ -177,9 +184,10 @@ struct nfg_rs_core {
 	bool				v6;
 	/*
 	 * The tree is empty and the published array alone holds the set:
-	 * a merge fold (rangeset_dyn_core.c) published without it. Under
-	 * @lock; nfg_rs_tree_sync() builds the tree again where the control
-	 * plane needs it.
+	 * a merge fold (rangeset_dyn_core.c) published without it. Written
+	 * under @lock (WRITE_ONCE), read without it by nfg_rs_core_info()
+	 * (READ_ONCE); nfg_rs_tree_sync() builds the tree again where the
+	 * control plane needs it.
 	 */
 	bool				tree_stale;
 	/* Ranges removed by nfg_rs_core_expire(). */
@@ -250,12 +258,14 @@ struct nfg_rs_array *nfg_rs_core_snapshot(struct nfg_rs_core *core,
 void nfg_rs_array_put(struct nfg_rs_array *arr);
 
 /*
- * Objects alive: arrays whose last reference has not been dropped, plus set
- * objects (counted by rangeset_nl.c). Control plane only; read by the
+ * Objects alive: arrays whose last reference has not been dropped, hashes,
+ * plus set objects (counted by rangeset_nl.c). Control plane only. With the
+ * packet-path entries (counted per CPU: nfg_rs_live_count()), read by the
  * live_objects module parameter and checked to be 0 at module exit, so tests
  * can prove that netns teardown and rmmod leave nothing behind.
  */
 extern atomic_t nfg_rs_live_objects;
+long nfg_rs_live_count(void);
 void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
 			struct nfg_rs_range *r);
 
@@ -272,6 +282,8 @@ bool nfg_rs_core_match6(struct nfg_rs_core *core, const struct nfg_rs_key *key,
 			u64 now);
 
 /* Dynamic entries; see the theory of operation in rangeset_dyn_core.c. */
+int nfg_rs_dyn_init(void);
+void nfg_rs_dyn_exit(void);
 int nfg_rs_dyn_enable(struct nfg_rs_core *core, u32 seed);
 bool nfg_rs_dyn_pending(struct nfg_rs_core *core);
 void nfg_rs_key_mask(struct nfg_rs_key *key, u8 plen, bool v6);

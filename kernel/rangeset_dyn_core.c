@@ -54,60 +54,68 @@
  * whatever the lengths of the entries under it.
  *
  * Folding moves the hash into the array: copy the entries (each bucket
- * under its lock); the result is what applying them to the tree in the
- * order of their seq would give, adds with their expiries (the later
- * expiry wins, as for the control plane) and markers as deletes, so the
- * set ends where the lookups were; entries expired by then are dropped
- * (counted as expiries). Merge fold: the entries are sorted by address
- * and merged with the published array in one linear pass into the new
- * array, without the tree (nfg_rs_merge_publish() in rangeset_core.c: at
- * each address the latest marker covering it decides whether the old
- * range counts, the adds after it give the latest expiry). The tree is
- * then left empty and stale, and rebuilt from the array only when the
- * control plane needs it (a batch ADD/DEL: nfg_rs_tree_sync()); so a
- * flood costs a sort and a pass over the array per fold, not three tree
- * descents per entry and a walk of the tree per publication. When the
- * merge's result does not fit maxelem, the fold goes through the tree as
- * before (below: it knows what a delete's split may take and which adds
- * fit). Then publish once,
- * bump the set's generation (core->gen), and unlink the copied entries
- * unless the packet path changed them meanwhile (a new seq or version:
- * folded again next time; a --exist refresh with no marker pending moves
- * only the entry's own version, not the shared seq). A lookup, and the
- * packet path's reads of the array, read the generation before the array
- * and again after the hash and retry if it moved: a reader that loaded
- * the old array and then probed the hash after the unlink would see
- * neither the old entry nor its folded range.
- * If the adds would overflow maxelem, the tree's fold applies the batch
- * in seq order, again with only the adds whose worst case still fits,
- * and then with the markers alone: a full set never wedges its fold, its
- * expiry or the control plane. On -ENOMEM nothing changes and the entries
- * keep deciding from the hash; the expiry work then expires the array's
- * ranges without the fold (a merge of no entries).
- * A fold costs O(ranges) (the array is rebuilt) plus a sort of the
- * entries, and lookups already see the entries in the hash, so they may
- * wait there: the set's fold work (rangeset_nl.c) looks a tick after the
- * first packet-path change and every tick while entries are pending, and
- * folds only when it pays (nfg_rs_core_fold_lazy(), rs_fold_due()):
+ * under its lock) whose change came before the copy started (a later
+ * change waits for the next fold: none is folded while an earlier change
+ * it overrides stays in the hash), at most NFG_RS_FOLD_MAX of them, the
+ * oldest (the fold's arrays stay below INT_MAX); the result is what
+ * applying them to the tree in the order of their seq would give, adds
+ * with their expiries (the later expiry wins, as for the control plane)
+ * and markers as deletes, so the set ends where the lookups were; entries
+ * expired by then are dropped (counted as expiries). Merge fold: the
+ * entries are sorted by address and merged with the published array in one
+ * linear pass into the new array, without the tree (nfg_rs_merge_publish()
+ * in rangeset_core.c: at each address the latest marker covering it
+ * decides whether the old range counts, the adds after it give the latest
+ * expiry). The tree is then left empty and stale, and rebuilt from the
+ * array only when the control plane needs it (a batch ADD/DEL:
+ * nfg_rs_tree_sync()); so a flood costs a sort and a pass over the array
+ * per fold, not three tree descents per entry and a walk of the tree per
+ * publication. When the merge's result does not fit maxelem, the fold goes
+ * through the tree as before (below: it knows what a delete's split may
+ * take and which adds fit). Then publish once, bump the set's generation
+ * (core->gen), and unlink the copied entries unless the packet path
+ * changed them meanwhile (a new seq or version: folded again next time; a
+ * --exist refresh with no marker pending moves only the entry's own
+ * version, not the shared seq). A lookup, and the packet path's reads of
+ * the array, read the generation before the array and again after the hash
+ * and retry if it moved: a reader that loaded the old array and then
+ * probed the hash after the unlink would see neither the old entry nor its
+ * folded range. If the adds would overflow maxelem, the tree's fold
+ * applies the batch in seq order, again with only the adds whose worst
+ * case still fits, and then with the markers alone: a full set never
+ * wedges its fold, its expiry or the control plane. On -ENOMEM nothing
+ * changes and the entries keep deciding from the hash; the expiry work
+ * then expires the array's ranges without the fold (a merge of no
+ * entries). A fold costs O(ranges) (the array is rebuilt) plus a sort of
+ * the entries, and lookups already see the entries in the hash, so they
+ * may wait there: the set's fold work (rangeset_nl.c) looks a tick after
+ * the first packet-path change and every tick while entries are pending,
+ * and folds only when it pays (nfg_rs_core_fold_lazy(), rs_fold_due()):
  * pending entries at least half the array's ranges (so a flood rebuilds
- * the array once per that many adds, not once per tick), or two per
- * bucket (the hash's bound: probes stay short), or an entry expired, or
- * the set has been quiet for a second, or entries have waited 5 s. The
- * expiry work folds too, into the same publication as the ranges it
- * expires. ADD, DEL, TEST, SWAP and LIST's snapshot fold first (at the
- * current jiffies64, so expired entries are dropped, not brought back),
- * under the set's lock, so they see and act on the whole set; FLUSH and
- * the set's release drop the entries. The hash stays with the set (its
- * name, which the RANGESET rules use): SWAP folds both sets first, so the
- * entries travel with the contents.
+ * the array once per that many adds, not once per tick), or two per bucket
+ * (the hash's bound: probes stay short), or an entry expired, or the set
+ * has been quiet for a second, or entries have waited 5 s. The expiry work
+ * folds too, into the same publication as the ranges it expires. ADD, DEL,
+ * TEST, SWAP and LIST's snapshot fold first (at the current jiffies64, so
+ * expired entries are dropped, not brought back), under the set's lock, so
+ * they see and act on the whole set; FLUSH and the set's release drop the
+ * entries. The hash stays with the set (its name, which the RANGESET rules
+ * use): SWAP folds both sets first, so the entries travel with the
+ * contents.
  *
- * Entries are allocated with GFP_NOWAIT in softirq, not charged to a
- * memcg (there is no process to charge in softirq; the hash itself is
- * GFP_KERNEL_ACCOUNT, and maxelem bounds the entries); freed with
- * call_rcu(). The fold's and the expiry's allocations are
+ * Entries come from their own cache (nfg_rs_dent_cache, SLAB_ACCOUNT)
+ * with GFP_NOWAIT: charged to the memcg of the task that adds where there
+ * is one (an OUTPUT hook, a control-plane single add), not in softirq,
+ * where there is none (the hash itself is GFP_KERNEL_ACCOUNT, and maxelem
+ * bounds the entries). A fold (or flush) frees the entries it unlinked in
+ * one batch (struct rs_dent_gc: one grace period, then a work item that
+ * may reschedule), and gives back their counters in the hash once per
+ * batch; one by one with call_rcu() only when the batch cannot be
+ * allocated. The fold's and the expiry's allocations are
  * GFP_KERNEL_ACCOUNT: rangeset_nl.c runs those works with the set
- * creator's memcg active. Each entry and each hash counts in
- * nfg_rs_live_objects.
+ * creator's memcg active. Each hash counts in nfg_rs_live_objects, each
+ * entry in a per-CPU count (nfg_rs_live_count() sums both), so that an
+ * add touches no counter shared by every set and CPU.
  *
  * This file is also compiled by the userspace unit harness (tests/unit)
  * against a shim of the kernel headers it includes.
@@ -131,6 +139,7 @@
 #include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "rangeset_core.h"
 #include "rangeset_dyn_core.h"
@@ -140,7 +149,7 @@
  * a control-plane operation there, as another CPU could. Nothing in the
  * kernel.
  */
-enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE, RS_RACE_FOLD };
+enum { RS_RACE_LOOKUP, RS_RACE_ADD, RS_RACE_RESERVE, RS_RACE_FOLD, RS_RACE_COPY };
 #ifndef NFG_RS_RACE_POINT
 #define NFG_RS_RACE_POINT(core, where)	do { (void)(core); (void)(where); } while (0)
 #endif
@@ -316,9 +325,9 @@ static void rs_dyn_pfx_get(struct nfg_rs_dyn *dyn, u8 plen)
 		set_bit(plen, dyn->pfx);
 }
 
-static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
+static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen, u32 n)
 {
-	if (atomic_dec_return(&dyn->pfx_cnt[plen]))
+	if (atomic_sub_return(n, &dyn->pfx_cnt[plen]))
 		return;
 	/*
 	 * Last entry of this length gone. test_and_clear_bit() is fully
@@ -328,6 +337,149 @@ static void rs_dyn_pfx_put(struct nfg_rs_dyn *dyn, u8 plen)
 	if (test_and_clear_bit(plen, dyn->pfx) &&
 	    atomic_read(&dyn->pfx_cnt[plen]))
 		set_bit(plen, dyn->pfx);
+}
+
+/*
+ * Packet-path entries: their own cache (SLAB_ACCOUNT: charged to the
+ * memcg of the task that allocates, where there is one: an OUTPUT hook or
+ * the control plane's single adds; softirq has none), counted per CPU
+ * (an add touches no counter that every CPU shares; summed when read by
+ * nfg_rs_live_count(): one CPU allocates, another frees), and freed in
+ * batches: one per fold or flush, a grace period then a work item, not a
+ * call_rcu() per entry.
+ */
+static struct kmem_cache *nfg_rs_dent_cache;
+static int __percpu *nfg_rs_live_dents;
+static struct workqueue_struct *nfg_rs_gc_wq;
+
+/*
+ * The entries one fold (or flush) unlinked, freed together after a grace
+ * period (rs_dent_gc_end()); the counters they held in the hash are given
+ * back once for the batch, per prefix length.
+ */
+struct rs_dent_gc {
+	struct rcu_work		rwork;
+	struct nfg_rs_dent	*first;
+	u32			n;
+	u32			charged;
+	u32			marks;
+	u32			pfx[NFG_RS_DYN_PLENS];
+};
+
+long nfg_rs_live_count(void)
+{
+	long sum = atomic_read(&nfg_rs_live_objects);
+	int cpu;
+
+	if (nfg_rs_live_dents)
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(nfg_rs_live_dents, cpu);
+	return sum;
+}
+
+static void rs_dent_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(nfg_rs_dent_cache,
+			container_of(head, struct nfg_rs_dent, rcu));
+	this_cpu_dec(*nfg_rs_live_dents);
+}
+
+static void rs_dent_gc_work(struct work_struct *work)
+{
+	struct rs_dent_gc *gc = container_of(to_rcu_work(work),
+					     struct rs_dent_gc, rwork);
+	struct nfg_rs_dent *e, *next;
+	u32 n = 0;
+
+	for (e = gc->first; e; e = next) {
+		next = e->gc_next;
+		kmem_cache_free(nfg_rs_dent_cache, e);
+		if (++n % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	this_cpu_sub(*nfg_rs_live_dents, n);
+	kfree(gc);
+}
+
+/* A batch for the entries about to be unlinked; NULL: one by one. */
+static struct rs_dent_gc *rs_dent_gc_begin(void)
+{
+	return kzalloc(sizeof(struct rs_dent_gc),
+		       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+}
+
+/*
+ * After the unlinks (under no bucket lock): give back what the batch's
+ * entries held, then free them after a grace period. Process context.
+ */
+static void rs_dent_gc_end(struct nfg_rs_dyn *dyn, struct rs_dent_gc *gc)
+{
+	unsigned int plen;
+
+	if (!gc)
+		return;
+	if (!gc->n) {
+		kfree(gc);
+		return;
+	}
+	for (plen = 0; plen < NFG_RS_DYN_PLENS; plen++)
+		if (gc->pfx[plen])
+			rs_dyn_pfx_put(dyn, plen, gc->pfx[plen]);
+	if (gc->charged)
+		atomic_sub(gc->charged, &dyn->count);
+	if (gc->marks)
+		atomic_sub(gc->marks, &dyn->marks);
+	atomic_sub(gc->n, &dyn->entries);
+	INIT_RCU_WORK(&gc->rwork, rs_dent_gc_work);
+	queue_rcu_work(nfg_rs_gc_wq, &gc->rwork);
+}
+
+/**
+ * nfg_rs_dyn_init - the packet-path entries' cache and batch frees
+ *
+ * Module init, before any set exists.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int nfg_rs_dyn_init(void)
+{
+	nfg_rs_live_dents = alloc_percpu(int);
+	if (!nfg_rs_live_dents)
+		goto err;
+	nfg_rs_dent_cache = kmem_cache_create("nfg_rs_dent",
+					      sizeof(struct nfg_rs_dent), 0,
+					      SLAB_ACCOUNT, NULL);
+	if (!nfg_rs_dent_cache)
+		goto err_pcpu;
+	nfg_rs_gc_wq = alloc_workqueue("nfg_rs_gc", WQ_UNBOUND, 0);
+	if (!nfg_rs_gc_wq)
+		goto err_cache;
+	return 0;
+
+err_cache:
+	kmem_cache_destroy(nfg_rs_dent_cache);
+err_pcpu:
+	free_percpu(nfg_rs_live_dents);
+	nfg_rs_live_dents = NULL;
+err:
+	return -ENOMEM;
+}
+
+/**
+ * nfg_rs_dyn_exit - undo nfg_rs_dyn_init()
+ *
+ * Module exit, after every set is gone: waits for the entries' frees.
+ */
+void nfg_rs_dyn_exit(void)
+{
+	/* the single frees, and the batches' grace periods (they queue) */
+	rcu_barrier();
+	/* runs the batches' frees, then goes away */
+	destroy_workqueue(nfg_rs_gc_wq);
+	WARN_ON_ONCE(nfg_rs_live_count());
+	kmem_cache_destroy(nfg_rs_dent_cache);
+	free_percpu(nfg_rs_live_dents);
+	nfg_rs_live_dents = NULL;
 }
 
 /*
@@ -374,12 +526,6 @@ static bool rs_dyn_mark_room(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn)
 	return false;
 }
 
-static void rs_dent_free_rcu(struct rcu_head *head)
-{
-	kfree(container_of(head, struct nfg_rs_dent, rcu));
-	atomic_dec(&nfg_rs_live_objects);
-}
-
 /*
  * A pending add expires at @exp (0: never): keep dyn->min_exp at most
  * that. A compare-and-swap loop; in a flood with one timeout every new
@@ -412,7 +558,7 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	 * Softirq: no reclaim. Not charged to a memcg (no process to take
 	 * it from); the set's maxelem bounds the total.
 	 */
-	e = kmalloc(sizeof(*e), GFP_NOWAIT | __GFP_NOWARN);
+	e = kmem_cache_alloc(nfg_rs_dent_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!e) {
 		if (del)
 			atomic_dec(&dyn->marks);
@@ -420,7 +566,8 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 			atomic_dec(&dyn->count);
 		return -ENOMEM;
 	}
-	atomic_inc(&nfg_rs_live_objects);
+	this_cpu_inc(*nfg_rs_live_dents);
+	/* counted before it takes its seq: see rs_fold_copy() */
 	atomic_inc(&dyn->entries);
 	e->key = *key;
 	e->plen = plen;
@@ -438,16 +585,32 @@ static int rs_dyn_link(struct nfg_rs_dyn *dyn, u32 b,
 	return 0;
 }
 
-/* Unlink @e from bucket @b (under its lock) and free it after a grace period. */
-static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e)
+/*
+ * Unlink @e from bucket @b (under its lock) and free it after a grace
+ * period: into the batch @gc, which gives back its counters later, or
+ * on its own (@gc NULL).
+ */
+static void rs_dyn_unlink(struct nfg_rs_dyn *dyn, u32 b, struct nfg_rs_dent *e,
+			  struct rs_dent_gc *gc)
 {
 	struct nfg_rs_dent __rcu **pp = &dyn->buckets[b];
 	struct nfg_rs_dent *cur;
 
 	while ((cur = rcu_dereference(*pp))) {
+		if (cur == e && gc) {
+			rcu_assign_pointer(*pp, rcu_dereference(e->next));
+			gc->pfx[e->plen]++;
+			gc->charged += e->charged;
+			gc->marks += e->del;
+			gc->n++;
+			/* e->next stays for readers still on it */
+			e->gc_next = gc->first;
+			gc->first = e;
+			return;
+		}
 		if (cur == e) {
 			rcu_assign_pointer(*pp, rcu_dereference(e->next));
-			rs_dyn_pfx_put(dyn, e->plen);
+			rs_dyn_pfx_put(dyn, e->plen, 1);
 			if (e->charged)
 				atomic_dec(&dyn->count);
 			if (e->del)
@@ -855,16 +1018,116 @@ static void rs_fold_order(struct rs_fold *f, bool by_key)
 }
 
 /*
- * Copy the dynamic entries into @f, in the order of their changes. Under
- * core->lock for writing; each bucket under its lock, so that an entry's
- * fields are copied whole. The hash is left as it is: rs_fold_finish()
- * removes the copied entries once the caller has published the result.
+ * Most entries one fold takes. Its arrays (the copies, 72 bytes each, and
+ * rs_fold_merge()'s sort keys and pointers, 72 more) then stay far below
+ * INT_MAX, the most kvmalloc() gives; more can be pending only after folds
+ * failed for long (up to maxelem adds and maxelem markers, 32M): the
+ * oldest changes fold first, the rest at the next fold. A variable for
+ * the unit tests.
+ */
+#define NFG_RS_FOLD_MAX		BIT(24)
+static u32 nfg_rs_fold_max = NFG_RS_FOLD_MAX;
+
+/* Bins of a histogram pass of rs_fold_seq_limit(). */
+#define RS_SEQ_SHIFT		8
+#define RS_SEQ_BINS		BIT(RS_SEQ_SHIFT)
+
+/*
+ * Pass over the hash: count the entries whose seq is in [@lo, @lo +
+ * RS_SEQ_BINS * @w) into @bins (bin (seq - lo) / w). Under core->lock
+ * for writing; each bucket under its lock.
+ */
+static void rs_fold_seq_hist(struct nfg_rs_dyn *dyn, u64 lo, u64 w, u32 *bins)
+{
+	struct nfg_rs_dent *e;
+	u32 b;
+
+	memset(bins, 0, RS_SEQ_BINS * sizeof(*bins));
+	for (b = 0; b <= dyn->hmask; b++) {
+		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
+
+		if (!rcu_access_pointer(dyn->buckets[b]))
+			continue;
+		rcu_read_lock();
+		spin_lock_bh(lock);
+		for (e = rcu_dereference(dyn->buckets[b]); e;
+		     e = rcu_dereference(e->next))
+			if (e->seq >= lo && (e->seq - lo) / w < RS_SEQ_BINS)
+				bins[(e->seq - lo) / w]++;
+		spin_unlock_bh(lock);
+		rcu_read_unlock();
+		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+}
+
+/*
+ * More than @max entries have a seq <= @top: the highest seq T such that
+ * at most @max of them have a seq <= T (and at least one does), so that a
+ * fold takes the oldest changes (a later change must never be folded
+ * while an earlier one it overrides stays in the hash). seqs are unique;
+ * the entries at or below @top only move above it (a change takes a new
+ * seq) while the caller holds core->lock, so their count only drops
+ * between passes. Histogram passes, each narrowing the range 256 times.
+ *
+ * Return: T, or 0 on -ENOMEM (*@err set).
+ */
+static u64 rs_fold_seq_limit(struct nfg_rs_dyn *dyn, u64 top, u32 max,
+			     int *err)
+{
+	u64 lo = 1, w, below = 0, t = 0;
+	u32 *bins, i;
+
+	bins = kvmalloc_array(RS_SEQ_BINS, sizeof(*bins), GFP_KERNEL_ACCOUNT);
+	if (!bins) {
+		*err = -ENOMEM;
+		return 0;
+	}
+	for (;;) {
+		w = ((top - lo) >> RS_SEQ_SHIFT) + 1;
+		rs_fold_seq_hist(dyn, lo, w, bins);
+		for (i = 0; i < RS_SEQ_BINS && below + bins[i] <= max; i++)
+			below += bins[i];
+		/* all of [lo, top] fits: the count dropped meanwhile */
+		if (i == RS_SEQ_BINS || lo + i * w > top) {
+			t = top;
+			break;
+		}
+		/* what is below bin i fits and holds some: take it */
+		if (below) {
+			t = lo + i * w - 1;
+			break;
+		}
+		/* one seq per bin: only if @max is 0 */
+		if (w == 1) {
+			t = lo + i - 1;
+			break;
+		}
+		/* look inside bin i */
+		lo += i * w;
+		top = min(top, lo + w - 1);
+	}
+	kvfree(bins);
+	return t;
+}
+
+/*
+ * Copy the dynamic entries into @f, bucket by bucket: those whose change
+ * came before the copy started (seq at most dyn->seq then), or the
+ * oldest nfg_rs_fold_max of them. Changes made while we copy take a
+ * later seq: they wait for the next fold, and no later change is folded
+ * while an earlier one it overrides stays in the hash. Under core->lock
+ * for writing; each bucket under its lock, so that an entry's fields are
+ * copied whole. The hash is left as it is: rs_fold_finish() removes the
+ * copied entries once the caller has published the result.
  */
 static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 {
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
+	int err = 0;
 	u32 cap, b;
+	u64 top;
 
 	memset(f, 0, sizeof(*f));
 	dyn = rcu_dereference_protected(core->dyn, lockdep_is_held(&core->lock));
@@ -876,21 +1139,39 @@ static int rs_fold_copy(struct nfg_rs_core *core, struct rs_fold *f)
 	 * copies it leaves in the hash.
 	 */
 	atomic64_set(&dyn->min_exp, 0);
+	/*
+	 * An entry counts in dyn->entries before it takes its seq (fully
+	 * ordered): read the seq first, and every entry at or below it is
+	 * counted in @cap (only folds, under core->lock, unlink).
+	 */
+	top = atomic64_read(&dyn->seq);
+	smp_rmb();	/* seq before entries; pairs with rs_dyn_link() */
 	cap = atomic_read(&dyn->entries);
-	f->ents = kvmalloc_array(cap, sizeof(*f->ents), GFP_KERNEL_ACCOUNT);
+	if (cap > nfg_rs_fold_max) {
+		top = rs_fold_seq_limit(dyn, top, nfg_rs_fold_max, &err);
+		if (err)
+			return err;
+		cap = nfg_rs_fold_max;
+	}
+	f->ents = kvmalloc_array(cap, sizeof(*f->ents),
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!f->ents)
 		return -ENOMEM;
 	for (b = 0; b <= dyn->hmask && f->n < cap; b++) {
 		spinlock_t *lock = &dyn->locks[b & dyn->lmask];
 
+		NFG_RS_RACE_POINT(core, RS_RACE_COPY);
 		if (!rcu_access_pointer(dyn->buckets[b]))
 			continue;
 		rcu_read_lock();
 		spin_lock_bh(lock);
 		for (e = rcu_dereference(dyn->buckets[b]); e && f->n < cap;
 		     e = rcu_dereference(e->next)) {
-			struct rs_fold_ent *c = &f->ents[f->n++];
+			struct rs_fold_ent *c;
 
+			if (e->seq > top)
+				continue;
+			c = &f->ents[f->n++];
 			c->m.start = e->key;
 			rs_key_prefix_end(&c->m.end, &e->key, e->plen,
 					  core->v6);
@@ -978,6 +1259,7 @@ static int rs_fold_apply(struct nfg_rs_update *u, struct rs_fold *f, u64 now,
 static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 			   bool ok)
 {
+	struct rs_dent_gc *gc = NULL;
 	struct nfg_rs_dyn *dyn;
 	struct nfg_rs_dent *e;
 	u32 i, j, b;
@@ -986,6 +1268,8 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 	/* nothing folded: the copies' expiries are pending again */
 	if (!ok && dyn)
 		rs_dyn_exp_note(dyn, f->min_exp);
+	if (ok && dyn && f->n)
+		gc = rs_dent_gc_begin();
 	/*
 	 * The copies come bucket by bucket: one lock for each bucket's run.
 	 * Except after the fallback through the tree, where rs_fold_order()
@@ -1005,7 +1289,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 
 			e = rs_dyn_find(dyn, b, &c->m.start, c->plen);
 			if (e && e->seq == c->m.seq && e->ver == c->ver)
-				rs_dyn_unlink(dyn, b, e);
+				rs_dyn_unlink(dyn, b, e, gc);
 			else if (e && !e->del)
 				rs_dyn_exp_note(dyn, e->expires);
 		}
@@ -1014,6 +1298,7 @@ static void rs_fold_finish(struct nfg_rs_core *core, struct rs_fold *f,
 		if (j / NFG_RS_RESCHED_EVERY != i / NFG_RS_RESCHED_EVERY)
 			cond_resched();
 	}
+	rs_dent_gc_end(dyn, gc);
 	if (ok && f->expired)
 		WRITE_ONCE(core->expiries, core->expiries + f->expired);
 	if (ok && f->refused)
@@ -1049,17 +1334,18 @@ static int rs_sort_key_cmp(const void *a, const void *b)
  * IPv4: a radix sort on the 5 bytes of the packed key (stable, least
  * significant first; a byte all keys share costs no pass), n log n
  * comparisons fewer than sort()'s heapsort for a flood's entries. @tmp
- * holds as many keys as @k; the result ends in *@out (@k or @tmp).
+ * holds as many keys as @k, @cnt 256 counters (not on the stack); the
+ * result ends in *@out (@k or @tmp). Process context.
  */
 static void rs_radix_sort4(struct rs_sort_key *k, struct rs_sort_key *tmp,
-			   u32 n, struct rs_sort_key **out)
+			   u32 *cnt, u32 n, struct rs_sort_key **out)
 {
 	struct rs_sort_key *src = k, *dst = tmp, *t;
-	u32 cnt[256], i, sum, c;
 	unsigned int shift;
+	u32 i, sum, c;
 
 	for (shift = 0; shift < 40; shift += 8) {
-		memset(cnt, 0, sizeof(cnt));
+		memset(cnt, 0, 256 * sizeof(*cnt));
 		for (i = 0; i < n; i++)
 			cnt[(src[i].lo >> shift) & 0xff]++;
 		if (cnt[(src[0].lo >> shift) & 0xff] == n)
@@ -1074,6 +1360,7 @@ static void rs_radix_sort4(struct rs_sort_key *k, struct rs_sort_key *tmp,
 		t = src;
 		src = dst;
 		dst = t;
+		cond_resched();
 	}
 	*out = src;
 }
@@ -1093,7 +1380,7 @@ static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 {
 	struct rs_sort_key *keys = NULL, *sorted;
 	struct nfg_rs_mop **ops = NULL;
-	u32 i, n = 0, count;
+	u32 *cnt = NULL, i, n = 0, count;
 	size_t size;
 	int err;
 
@@ -1104,12 +1391,19 @@ static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 		      core->next_expiry > now))
 		return 0;
 	if (f->n) {
-		/* the keys, twice for the radix sort, then the pointers */
-		size = array_size(f->n, 2 * sizeof(*keys) + sizeof(*ops));
-		keys = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+		/*
+		 * The keys, twice for the radix sort, the pointers, then the
+		 * radix sort's counters (f->n <= nfg_rs_fold_max: far below
+		 * INT_MAX).
+		 */
+		size = size_add(array_size(f->n, 2 * sizeof(*keys) +
+					   sizeof(*ops)),
+				256 * sizeof(*cnt));
+		keys = kvmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!keys)
 			return -ENOMEM;
 		ops = (struct nfg_rs_mop **)(keys + 2 * (size_t)f->n);
+		cnt = (u32 *)(ops + f->n);
 	}
 	for (i = 0; i < f->n; i++) {
 		struct rs_fold_ent *c = &f->ents[i];
@@ -1124,14 +1418,19 @@ static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 		k->plen = c->plen;
 		k->idx = i;
 		n++;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
 	}
 	sorted = keys;
 	if (n > 1 && !core->v6)
-		rs_radix_sort4(keys, keys + f->n, n, &sorted);
+		rs_radix_sort4(keys, keys + f->n, cnt, n, &sorted);
 	else if (n > 1)
 		sort(keys, n, sizeof(*keys), rs_sort_key_cmp, NULL);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ops[i] = &f->ents[sorted[i].idx].m;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
 	err = nfg_rs_merge_publish(core, ops, n, now, !!expired, f->charged,
 				   &count);
 	kvfree(keys);
@@ -1142,6 +1441,115 @@ static int rs_fold_merge(struct nfg_rs_core *core, struct rs_fold *f,
 	if (expired)
 		*expired = count + f->expired;
 	return 0;
+}
+
+/* ---- the merge's overlay of the entries -------------------------------- */
+
+/**
+ * nfg_rs_overlay_start - walk the overlay of a fold's entries
+ * @ov: the walk
+ * @ops: the entries, sorted by start (then the shorter prefix first)
+ * @n: how many
+ * @v6: the set's family
+ */
+void nfg_rs_overlay_start(struct nfg_rs_overlay *ov,
+			  struct nfg_rs_mop *const *ops, u32 n, bool v6)
+{
+	ov->ops = ops;
+	ov->n = n;
+	ov->v6 = v6;
+	ov->bad = false;
+	ov->i = 0;
+	ov->depth = 0;
+}
+
+/* What the chain of entries on the stack makes of the addresses it covers. */
+static void rs_overlay_chain(const struct nfg_rs_overlay *ov,
+			     struct nfg_rs_piece *p)
+{
+	u64 d = 0;
+	u32 i;
+
+	for (i = 0; i < ov->depth; i++)
+		if (ov->stack[i]->del && ov->stack[i]->seq > d)
+			d = ov->stack[i]->seq;
+	p->kill = d != 0;
+	p->add = false;
+	for (i = 0; i < ov->depth; i++) {
+		const struct nfg_rs_mop *op = ov->stack[i];
+
+		if (op->del || op->seq < d)
+			continue;
+		p->exp = p->add ? rs_exp_later(p->exp, op->expires) : op->expires;
+		p->add = true;
+	}
+}
+
+/**
+ * nfg_rs_overlay_next - the next piece of the overlay
+ * @ov: the overlay (nfg_rs_overlay_start())
+ * @p: set to the piece: addresses covered by the same chain of entries
+ *
+ * Pieces come in ascending order. Entries that do not nest (a bug) set
+ * @ov->bad and end the walk.
+ *
+ * Return: false when none is left.
+ */
+bool nfg_rs_overlay_next(struct nfg_rs_overlay *ov, struct nfg_rs_piece *p)
+{
+	struct nfg_rs_mop *top, *nx;
+
+	for (;;) {
+		if (!ov->depth) {
+			if (ov->i >= ov->n)
+				return false;
+			ov->stack[ov->depth++] = ov->ops[ov->i++];
+			ov->x = ov->stack[0]->start;
+			continue;
+		}
+		top = ov->stack[ov->depth - 1];
+		nx = ov->i < ov->n ? ov->ops[ov->i] : NULL;
+		if (nx && rs_key_le(&nx->start, &top->end)) {
+			/* prefixes nest: nx lies inside top */
+			if (WARN_ON_ONCE(rs_key_cmp(&nx->end, &top->end) > 0 ||
+					 ov->depth >= ARRAY_SIZE(ov->stack))) {
+				ov->bad = true;
+				return false;
+			}
+			if (rs_key_cmp(&nx->start, &ov->x) > 0) {
+				/* top's part before nx; nx->start > x >= 0 */
+				p->s = ov->x;
+				p->e = nx->start;
+				rs_key_dec(&p->e);
+				rs_overlay_chain(ov, p);
+				ov->x = nx->start;
+				ov->stack[ov->depth++] = nx;
+				ov->i++;
+				return true;
+			}
+			ov->stack[ov->depth++] = nx;
+			ov->i++;
+			continue;
+		}
+		/* top's rest: the next entry starts after it */
+		if (!rs_key_le(&ov->x, &top->end)) {
+			ov->depth--;
+			continue;
+		}
+		p->s = ov->x;
+		p->e = top->end;
+		rs_overlay_chain(ov, p);
+		ov->depth--;
+		if (rs_key_is_max(&top->end, ov->v6)) {
+			/* so do the entries below it, and none comes after */
+			ov->depth = 0;
+			ov->i = ov->n;
+		} else {
+			ov->x = top->end;
+			rs_key_inc(&ov->x);
+		}
+		return true;
+	}
 }
 
 /*
@@ -1317,11 +1725,13 @@ int nfg_rs_core_fold_lazy(struct nfg_rs_core *core, u64 now, bool *again)
 /* Drop every dynamic entry; under core->lock for writing (or last user). */
 void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 {
+	struct rs_dent_gc *gc;
 	struct nfg_rs_dent *e;
 	u32 b;
 
-	if (!dyn)
+	if (!dyn || !atomic_read(&dyn->entries))
 		return;
+	gc = rs_dent_gc_begin();
 	/* entries added meanwhile note theirs again */
 	atomic64_set(&dyn->min_exp, 0);
 	WRITE_ONCE(dyn->since, 0);
@@ -1331,12 +1741,13 @@ void nfg_rs_dyn_clear(struct nfg_rs_dyn *dyn)
 		rcu_read_lock();
 		spin_lock_bh(lock);
 		while ((e = rcu_dereference(dyn->buckets[b])))
-			rs_dyn_unlink(dyn, b, e);
+			rs_dyn_unlink(dyn, b, e, gc);
 		spin_unlock_bh(lock);
 		rcu_read_unlock();
 		if ((b + 1) % NFG_RS_RESCHED_EVERY == 0)
 			cond_resched();
 	}
+	rs_dent_gc_end(dyn, gc);
 }
 
 /**

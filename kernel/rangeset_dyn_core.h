@@ -3,8 +3,9 @@
  * nfguard rangeset: the interface between the two halves of the core,
  * the interval core (rangeset_core.c: array, tree, control plane) and the
  * dynamic entries (rangeset_dyn_core.c: the packet path's hash and its
- * fold into the tree). Only those two files include it; both are also
- * compiled by the userspace unit harness (tests/unit).
+ * fold into the array, by a merge or through the tree). Only those two
+ * files include it; both are also compiled by the userspace unit harness
+ * (tests/unit).
  */
 #ifndef _NFG_RANGESET_DYN_CORE_H
 #define _NFG_RANGESET_DYN_CORE_H
@@ -44,7 +45,96 @@ struct nfg_rs_mop {
 	u8			del;
 };
 
-/* rangeset_core.c: the tree and the array, for the fold */
+/* Keys and expiries: the two halves' shared arithmetic. */
+
+static inline int rs_key_cmp(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return 0;
+}
+
+static inline bool rs_key_le(const struct nfg_rs_key *a, const struct nfg_rs_key *b)
+{
+	return a->hi < b->hi || (a->hi == b->hi && a->lo <= b->lo);
+}
+
+static inline bool rs_key_is_min(const struct nfg_rs_key *k)
+{
+	return !k->hi && !k->lo;
+}
+
+static inline bool rs_key_is_max(const struct nfg_rs_key *k, bool v6)
+{
+	if (v6)
+		return k->hi == U64_MAX && k->lo == U64_MAX;
+	return k->lo == U32_MAX;
+}
+
+/* Callers make sure the key is not the maximum. */
+static inline void rs_key_inc(struct nfg_rs_key *k)
+{
+	if (++k->lo == 0)
+		k->hi++;
+}
+
+/* Callers make sure the key is not zero. */
+static inline void rs_key_dec(struct nfg_rs_key *k)
+{
+	if (k->lo-- == 0)
+		k->hi--;
+}
+
+/* Does expiry a come no earlier than b? 0 (never) is the latest. */
+static inline bool rs_exp_ge(u64 a, u64 b)
+{
+	return !a || (b && a >= b);
+}
+
+/* The later of two expiries (0: never, the latest). */
+static inline u64 rs_exp_later(u64 a, u64 b)
+{
+	return rs_exp_ge(a, b) ? a : b;
+}
+
+/*
+ * The overlay of a fold's entries (sorted by address; prefixes, so two
+ * of them are nested or disjoint): its pieces, in ascending order, are
+ * the addresses covered by one chain of nested entries, and what that
+ * chain makes of them. nfg_rs_overlay_next() (rangeset_dyn_core.c) walks
+ * it for the merge pass (rangeset_core.c).
+ */
+struct nfg_rs_piece {
+	struct nfg_rs_key	s;
+	struct nfg_rs_key	e;
+	u64			exp;	/* the adds' latest expiry, if @add */
+	bool			add;	/* adds cover it */
+	bool			kill;	/* a marker covers it: old ranges go */
+};
+
+struct nfg_rs_overlay {
+	struct nfg_rs_mop *const	*ops;
+	u32				n;
+	bool				v6;
+	bool				bad;	/* entries not nested */
+	/* next entry, position, chain of nested entries */
+	u32				i;
+	struct nfg_rs_key		x;
+	u32				depth;
+	struct nfg_rs_mop		*stack[NFG_RS_DYN_PLENS];
+};
+
+void nfg_rs_overlay_start(struct nfg_rs_overlay *ov,
+			  struct nfg_rs_mop *const *ops, u32 n, bool v6);
+bool nfg_rs_overlay_next(struct nfg_rs_overlay *ov, struct nfg_rs_piece *p);
+
+/*
+ * rangeset_core.c, for the fold: the merge into a new array, the tree
+ * (rebuilt from the array, then the fallback's operations), publication
+ * and the array's searches.
+ */
 int nfg_rs_merge_publish(struct nfg_rs_core *core,
 			 struct nfg_rs_mop *const *ops, u32 n, u64 now,
 			 bool expire, u32 allow, u32 *expired);

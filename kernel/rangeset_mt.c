@@ -121,10 +121,14 @@ static int __init rangeset_mt_init(void)
 {
 	int err;
 
+	/* The entries' cache, then sets and the control plane. */
+	err = nfg_rs_dyn_init();
+	if (err)
+		goto err_out;
 	/* Sets and the control plane first: checkentry looks sets up. */
 	err = nfg_rs_nl_init();
 	if (err)
-		goto err_out;
+		goto err_dyn;
 	err = xt_register_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 	if (err)
 		goto err_nl;
@@ -137,6 +141,8 @@ err_mt:
 	xt_unregister_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 err_nl:
 	nfg_rs_nl_exit();
+err_dyn:
+	nfg_rs_dyn_exit();
 err_out:
 	return err;
 }
@@ -146,12 +152,14 @@ static void __exit rangeset_mt_exit(void)
 	nfg_rs_tg_unregister();
 	xt_unregister_matches(rangeset_mt_reg, ARRAY_SIZE(rangeset_mt_reg));
 	nfg_rs_nl_exit();
+	/* after every set: waits for their entries' frees */
+	nfg_rs_dyn_exit();
 }
 
 /* Read-only: sets and arrays alive in all namespaces (leak checks in tests). */
 static int rangeset_live_objects_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&nfg_rs_live_objects));
+	return sysfs_emit(buf, "%ld\n", nfg_rs_live_count());
 }
 
 static const struct kernel_param_ops rangeset_live_objects_ops = {

@@ -1744,6 +1744,87 @@ static void test_dyn_fold_enomem(void)
 }
 
 /*
+ * A fold frees the entries it unlinked in one batch, after one grace
+ * period (one rcu_work), each exactly once (ASan: no double free; the
+ * live count: none left); a flush does the same; without memory for the
+ * batch, each entry goes on its own and nothing is lost.
+ */
+static void test_dyn_gc_batch(void)
+{
+	unsigned long q, k;
+	bool fallback = false;
+	struct nfg_rs_core c;
+	long live;
+	u32 i;
+
+	dyn_set(&c, false, 100000);
+	CHECK_EQ(add1(&c, r4(1, 1)), 0);
+	for (i = 0; i < 1000; i++)
+		CHECK_EQ(dadd4(&c, 0x0a000000 + i * 7, 32, 0, false, 0),
+			 NFG_RS_DYN_DONE);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ(ddel4(&c, 0x0a000000 + i * 14, 32), NFG_RS_DYN_DONE);
+	live = nfg_rs_live_count();
+	shim_rcu_work_hold(true);
+	q = shim_rcu_work_queued;
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	/* one batch; the hash's counters back at once, the memory later */
+	CHECK_EQ(shim_rcu_work_queued, q + 1);
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->count), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->marks), 0);
+	CHECK_EQ(atomic_read(&rcu_dereference(c.dyn)->pfx_cnt[32]), 0);
+	CHECK(!test_bit(32, rcu_dereference(c.dyn)->pfx));
+	CHECK_EQ(nfg_rs_live_count(), live);
+	CHECK_EQ(shim_rcu_work_run(), 1);
+	CHECK_EQ(nfg_rs_live_count(), live - 1000);
+	CHECK(nfg_rs_core_match4(&c, 0x0a000000 + 7, 0));
+	CHECK(!nfg_rs_core_match4(&c, 0x0a000000 + 14, 0));
+
+	/* flush: one batch too */
+	for (i = 0; i < 100; i++)
+		CHECK_EQ(dadd4(&c, 0x0b000000 + i, 32, 0, false, 0),
+			 NFG_RS_DYN_DONE);
+	q = shim_rcu_work_queued;
+	down_write(&c.lock);
+	nfg_rs_core_flush(&c);
+	up_write(&c.lock);
+	CHECK_EQ(shim_rcu_work_queued, q + 1);
+	CHECK_EQ(dyn_count(&c), 0);
+	live = nfg_rs_live_count();
+	CHECK_EQ(shim_rcu_work_run(), 1);
+	CHECK_EQ(nfg_rs_live_count(), live - 100);
+	shim_rcu_work_hold(false);
+	set_fini(&c);
+
+	/* every allocation of a fold failing in turn, the batch's included */
+	for (k = 1; k < 20; k++) {
+		dyn_set(&c, false, 1000);
+		CHECK_EQ(add1(&c, r4(1, 1)), 0);
+		for (i = 0; i < 50; i++)
+			CHECK_EQ(dadd4(&c, 100 + i, 32, 0, false, 0),
+				 NFG_RS_DYN_DONE);
+		live = nfg_rs_live_count();
+		q = shim_rcu_work_queued;
+		shim_fail_alloc_in(k);
+		if (!nfg_rs_core_fold(&c, 0)) {
+			if (shim_alloc_failed() && shim_rcu_work_queued == q)
+				fallback = true;
+			CHECK_EQ(dyn_count(&c), 0);
+			CHECK_EQ(nfg_rs_live_count(), live - 50);
+		} else {
+			CHECK_EQ(dyn_count(&c), 50);
+			CHECK_EQ(nfg_rs_live_count(), live);
+		}
+		shim_fail_alloc_in(0);
+		for (i = 0; i < 50; i++)
+			CHECK(nfg_rs_core_match4(&c, 100 + i, 0));
+		set_fini(&c);
+	}
+	CHECK(fallback);
+}
+
+/*
  * Random packet-path adds and deletes (mixed prefix lengths) over a small
  * universe with control-plane ranges: every lookup agrees with a model
  * before a fold, and the fold changes no answer.
@@ -1870,6 +1951,8 @@ static struct {
 	void	(*fn)(struct nfg_rs_core *c);
 	int	ran;
 } race;
+
+static u32 race_copy_addr;
 
 static void race_point(void *core, int where)
 {
@@ -2662,19 +2745,71 @@ static u32 merge_ranges_differ(struct nfg_rs_core *a, struct nfg_rs_core *b)
 }
 
 /*
+ * What merge_random() draws from: @u addresses; IPv6 in one /118 (@wide
+ * false) or spread over the two halves of the key (@wide: address a is
+ * base + a / 32 in the high half, (a % 32) << 59 in the low one, and the
+ * prefix lengths are around 64, on both sides); @inject: a fold of the
+ * merge set may fail an allocation (the merge's or the fallback's).
+ */
+struct merge_cfg {
+	bool	v6;
+	bool	wide;
+	bool	inject;
+	u32	u;
+};
+
+static struct nfg_rs_key merge_key(const struct merge_cfg *cfg, u64 base,
+				   u32 a)
+{
+	if (!cfg->v6)
+		return k4(a);
+	if (cfg->wide)
+		return k6(base + (a >> 5), (u64)(a & 31) << 59);
+	return k6(base, a);
+}
+
+static u8 merge_plen(const struct merge_cfg *cfg, u64 r)
+{
+	static const u8 narrow[] = { 0, 0, 0, 1, 2, 4, 6, 8 };
+	static const u8 wide[] = { 128, 128, 72, 66, 65, 64, 63, 59 };
+
+	if (cfg->v6 && cfg->wide)
+		return wide[(r >> 4) % 8];
+	return (cfg->v6 ? 128 : 32) - narrow[(r >> 4) % 8];
+}
+
+/* Do the two sets answer every address of the universe alike? */
+static bool merge_lookups_agree(const struct merge_cfg *cfg, u64 base,
+				struct nfg_rs_core *a, struct nfg_rs_core *b,
+				u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < cfg->u + 40; i++) {
+		struct nfg_rs_key k = merge_key(cfg, base, i);
+
+		if (nfg_rs_core_match6(a, &k, now) !=
+		    nfg_rs_core_match6(b, &k, now))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Random packet-path adds (mixed prefix lengths, expiries, --exist) and
  * deletes, control-plane adds and deletes, folds and expiries at a moving
  * time, small and large maxelem: a set folding by merge and its twin
  * folding through the tree (the fold before the merge) answer every
  * operation alike and end with the same ranges, expiries and counters.
+ * A fold that fails an allocation (@cfg->inject) changes no answer.
  */
-static void merge_random(u64 seed, bool v6, u32 rounds)
+static void merge_random(u64 seed, const struct merge_cfg *cfg, u32 rounds)
 {
-	enum { U = 1024 };
 	struct nfg_rs_core_info ia, ib;
 	struct nfg_rs_core a, b;
 	u64 st = seed, now;
-	u32 round, i, na, nb;
+	u32 round, i, na, nb, failed = 0;
+	bool v6 = cfg->v6;
 	int ra, rb;
 
 	for (round = 0; round < rounds; round++) {
@@ -2687,11 +2822,10 @@ static void merge_random(u64 seed, bool v6, u32 rounds)
 		now = 1;
 		for (i = 0; i < 600; i++) {
 			u64 r = nfg_xorshift64s(&st);
-			u32 addr = nfg_xorshift64s(&st) % U;
-			u8 fam = v6 ? 128 : 32;
-			u8 plen = fam - (u8[]){ 0, 0, 0, 1, 2, 4, 6, 8 }[(r >> 4) % 8];
+			u32 addr = nfg_xorshift64s(&st) % cfg->u;
+			u8 plen = merge_plen(cfg, r);
 			u64 exp = (r >> 8) % 4 ? now + 1 + (r >> 12) % 400 : 0;
-			struct nfg_rs_key k = v6 ? k6(base, addr) : k4(addr);
+			struct nfg_rs_key k = merge_key(cfg, base, addr);
 			struct nfg_rs_range cr;
 
 			switch (r % 16) {
@@ -2707,8 +2841,7 @@ static void merge_random(u64 seed, bool v6, u32 rounds)
 				break;
 			case 12:
 				cr.start = k;
-				cr.end = v6 ? k6(base, addr + (r >> 20) % 30) :
-					      k4(addr + (r >> 20) % 30);
+				cr.end = merge_key(cfg, base, addr + (r >> 20) % 30);
 				cr.expires = exp;
 				ra = nfg_rs_core_update(&a, &cr, 1, (r >> 30) & 1);
 				rb = nfg_rs_core_update(&b, &cr, 1, (r >> 30) & 1);
@@ -2716,6 +2849,17 @@ static void merge_random(u64 seed, bool v6, u32 rounds)
 				break;
 			case 13:
 			case 14:
+				if (cfg->inject && (r & 0x20000)) {
+					shim_fail_alloc_in(1 + (r >> 44) % 8);
+					ra = nfg_rs_core_fold(&a, now);
+					CHECK(!ra || (ra == -ENOMEM && shim_alloc_failed()));
+					shim_fail_alloc_in(0);
+					if (ra) {
+						failed++;
+						/* nothing changed: the hash still decides */
+						CHECK(merge_lookups_agree(cfg, base, &a, &b, now));
+					}
+				}
 				CHECK_EQ(nfg_rs_core_fold(&a, now), 0);
 				CHECK_EQ(nfg_rs_core_fold(&b, now), 0);
 				break;
@@ -2734,6 +2878,7 @@ static void merge_random(u64 seed, bool v6, u32 rounds)
 				break;
 			}
 		}
+		CHECK(merge_lookups_agree(cfg, base, &a, &b, now));
 		CHECK_EQ(nfg_rs_core_expire(&a, now, &na), 0);
 		CHECK_EQ(nfg_rs_core_expire(&b, now, &nb), 0);
 		CHECK_EQ(na, nb);
@@ -2754,13 +2899,151 @@ static void merge_random(u64 seed, bool v6, u32 rounds)
 		set_fini(&a);
 		set_fini(&b);
 	}
+	/* the injection reached the folds */
+	CHECK(!cfg->inject || failed > 0);
 }
 
-static void test_dyn_merge_random_v4(void)	{ merge_random(0x3e76e, false, 60); }
-static void test_dyn_merge_random_v6(void)	{ merge_random(0x3e766, true, 30); }
+static void test_dyn_merge_random_v4(void)
+{
+	merge_random(0x3e76e, &(struct merge_cfg){ .u = 1024 }, 60);
+}
+
+static void test_dyn_merge_random_v6(void)
+{
+	merge_random(0x3e766, &(struct merge_cfg){ .v6 = true, .u = 1024 }, 30);
+}
+
+/* IPv6 prefixes of 59 to 128 bits, across the two halves of the key. */
+static void test_dyn_merge_random_v6_wide(void)
+{
+	merge_random(0x3e7a1, &(struct merge_cfg){ .v6 = true, .wide = true,
+						  .u = 1024 }, 30);
+}
+
+/* Small IPv4 sets: 64 addresses, the entries nest and overlap often. */
+static void test_dyn_merge_random_v4_small(void)
+{
+	merge_random(0x3e7b2, &(struct merge_cfg){ .u = 64 }, 60);
+}
+
+/* Allocation failures in the merge and in the fallback through the tree. */
+static void test_dyn_merge_random_enomem(void)
+{
+	merge_random(0x3e7c3, &(struct merge_cfg){ .inject = true, .u = 128 },
+		     60);
+	merge_random(0x3e7c4, &(struct merge_cfg){ .v6 = true, .wide = true,
+						  .inject = true, .u = 128 }, 30);
+}
+
+/*
+ * A fold takes the changes made before it started: an add made while it
+ * copies (into a bucket it has yet to copy) waits for the next fold, so
+ * an older delete marker over it is never left in the hash, deciding,
+ * while the add is folded into the array.
+ */
+static void race_copy_add(struct nfg_rs_core *c)
+{
+	CHECK_EQ(dadd4(c, race_copy_addr, 32, 0, false, 0), NFG_RS_DYN_DONE);
+}
+
+static void test_dyn_race_copy(void)
+{
+	struct nfg_rs_key p = k4(0x0a000000), a;
+	struct nfg_rs_dyn *dyn;
+	struct nfg_rs_core c;
+	u32 bm, i;
+
+	dyn_set(&c, false, 100);
+	dyn = rcu_dereference(c.dyn);
+	bm = rs_dyn_bucket(dyn, &p, 24);
+	/* an address of the /24 hashed before the marker's bucket */
+	for (i = 1; i < 256; i++) {
+		a = k4(0x0a000000 + i);
+		if (rs_dyn_bucket(dyn, &a, 32) < bm)
+			break;
+	}
+	CHECK(i < 256);
+	race_copy_addr = 0x0a000000 + i;
+	CHECK_EQ(add1(&c, r4(0x0a000000, 0x0a0000ff)), 0);
+	CHECK_EQ(ddel4(&c, 0x0a000000, 24), NFG_RS_DYN_DONE);
+	race_arm(&c, RS_RACE_COPY, race_copy_add);
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK_EQ(race.ran, 1);
+	/* the add came after the delete: it holds */
+	CHECK(nfg_rs_core_match4(&c, race_copy_addr, 0));
+	CHECK(!nfg_rs_core_match4(&c, race_copy_addr ^ 1, 0));
+	CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+	CHECK(nfg_rs_core_match4(&c, race_copy_addr, 0));
+	EXPECT(&c, r4(race_copy_addr, race_copy_addr));
+	set_fini(&c);
+}
+
+/*
+ * More entries pending than one fold takes (nfg_rs_fold_max, lowered
+ * here): each fold takes the oldest changes, no answer changes at any
+ * step, and the folds in a row end where one fold would.
+ */
+static void test_dyn_fold_cap(void)
+{
+	enum { U = 256 };
+	static signed char want[U];
+	struct nfg_rs_core c;
+	u64 st = 0xcab;
+	u32 i, a, folds = 0;
+
+	dyn_set(&c, false, 100000);
+	CHECK_EQ(add1(&c, r4(0, 99)), 0);
+	for (a = 0; a < U; a++)
+		want[a] = a <= 99;
+	for (i = 0; i < 300; i++) {
+		u64 r = nfg_xorshift64s(&st);
+		u8 plen = (u8[]){ 32, 32, 32, 31, 30, 28 }[r % 6];
+		u32 addr = (r >> 8) % U, lo, hi;
+
+		lo = addr & ~((1U << (32 - plen)) - 1);
+		hi = lo + (1U << (32 - plen)) - 1;
+		if ((r >> 20) % 3) {
+			if (dadd4(&c, addr, plen, 0, false, 0) < 0)
+				continue;
+			for (a = lo; a <= hi && a < U; a++)
+				want[a] = 1;
+		} else {
+			if (ddel4(&c, addr, plen) < 0)
+				continue;
+			for (a = lo; a <= hi && a < U; a++)
+				want[a] = 0;
+		}
+	}
+	CHECK(dyn_count(&c) > 40);
+	nfg_rs_fold_max = 16;
+	while (dyn_count(&c) && folds < 100) {
+		u32 before = dyn_count(&c);
+
+		CHECK_EQ(nfg_rs_core_fold(&c, 0), 0);
+		folds++;
+		CHECK(dyn_count(&c) < before);
+		CHECK(before - dyn_count(&c) <= 16);
+		for (a = 0; a < U; a++)
+			if (nfg_rs_core_match4(&c, a, 0) != want[a]) {
+				fail_at(__FILE__, __LINE__,
+					"fold %u: %u answers %d", folds, a,
+					!want[a]);
+				break;
+			}
+	}
+	nfg_rs_fold_max = NFG_RS_FOLD_MAX;
+	CHECK_EQ(dyn_count(&c), 0);
+	CHECK(folds > 2);
+	check_core(&c);
+	set_fini(&c);
+}
 
 int main(void)
 {
+	if (nfg_rs_dyn_init()) {
+		fprintf(stderr, "nfg_rs_dyn_init failed\n");
+		return 2;
+	}
 	run("add_merge", test_add_merge);
 	run("add_batch", test_add_batch);
 	run("del_split", test_del_split);
@@ -2817,6 +3100,13 @@ int main(void)
 	run("dyn_merge_maxelem", test_dyn_merge_maxelem);
 	run("dyn_merge_random_v4", test_dyn_merge_random_v4);
 	run("dyn_merge_random_v6", test_dyn_merge_random_v6);
+	run("dyn_merge_random_v6_wide", test_dyn_merge_random_v6_wide);
+	run("dyn_merge_random_v4_small", test_dyn_merge_random_v4_small);
+	run("dyn_merge_random_enomem", test_dyn_merge_random_enomem);
+	run("dyn_race_copy", test_dyn_race_copy);
+	run("dyn_fold_cap", test_dyn_fold_cap);
+	run("dyn_gc_batch", test_dyn_gc_batch);
 
+	nfg_rs_dyn_exit();
 	return utest_summary();
 }

@@ -207,3 +207,58 @@ long shim_rb_check(const struct rb_root *root)
 	}
 	return count;
 }
+
+/* ---- workqueues: queue_rcu_work() only (see linux/workqueue.h) ---- */
+
+#include <linux/workqueue.h>
+
+unsigned long shim_rcu_work_queued;
+static bool shim_rcu_work_held;
+static struct work_struct *shim_rcu_work_head, **shim_rcu_work_tail = &shim_rcu_work_head;
+
+struct workqueue_struct *shim_alloc_workqueue(const char *name)
+{
+	(void)name;
+	return calloc(1, sizeof(struct workqueue_struct));
+}
+
+unsigned long shim_rcu_work_run(void)
+{
+	struct work_struct *w;
+	unsigned long n = 0;
+
+	while ((w = shim_rcu_work_head)) {
+		shim_rcu_work_head = w->shim_next;
+		if (!shim_rcu_work_head)
+			shim_rcu_work_tail = &shim_rcu_work_head;
+		w->func(w);
+		n++;
+	}
+	return n;
+}
+
+void shim_rcu_work_hold(bool hold)
+{
+	shim_rcu_work_held = hold;
+	if (!hold)
+		shim_rcu_work_run();
+}
+
+bool shim_queue_rcu_work(struct workqueue_struct *wq, struct rcu_work *rwork)
+{
+	(void)wq;
+	shim_rcu_work_queued++;
+	rwork->work.shim_next = NULL;
+	*shim_rcu_work_tail = &rwork->work;
+	shim_rcu_work_tail = &rwork->work.shim_next;
+	if (!shim_rcu_work_held)
+		shim_rcu_work_run();
+	return true;
+}
+
+/* Like the kernel's: runs what is queued, then goes away. */
+void shim_destroy_workqueue(struct workqueue_struct *wq)
+{
+	shim_rcu_work_run();
+	free(wq);
+}

@@ -17,6 +17,7 @@
 #define GFP_ATOMIC		0x20u
 #define GFP_NOWAIT		0x40u
 #define GFP_KERNEL_ACCOUNT	(GFP_KERNEL | __GFP_ACCOUNT)
+#define SLAB_ACCOUNT		0x1ul
 
 /* Allocations made and not yet freed through this shim. */
 extern long shim_alloc_live;
