@@ -147,17 +147,24 @@ vm_outs() {
 }
 
 # case_files ABI: "PREFIX<TAB>CASE" per case of the last VM run on ABI, where
-# PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files.
+# PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files: the boots
+# of a kernel share one queue of the same cases.list (tests/vm/check.sh), and
+# a case's files are in the results of the boot that started it (the first
+# boot's names when none did: "no result").
 case_files() {
-	local out n c
-	for out in $(vm_outs "$1"); do
-		[ -f "$out/cases.list" ] || continue
-		n=0
-		while IFS=$'\t' read -r _ c; do
-			n=$((n + 1))
-			printf '%s\t%s\n' "$out/case.$(printf %03d "$n")" "$c"
-		done <"$out/cases.list"
-	done
+	local outs out n c id at
+	mapfile -t outs < <(vm_outs "$1")
+	[ "${#outs[@]}" -gt 0 ] && [ -f "${outs[0]}/cases.list" ] || return 0
+	n=0
+	while IFS=$'\t' read -r _ c; do
+		n=$((n + 1))
+		id=$(printf %03d "$n")
+		at=${outs[0]}
+		for out in "${outs[@]}"; do
+			[ ! -f "$out/case.$id.start" ] || { at=$out; break; }
+		done
+		printf '%s\t%s\n' "$at/case.$id" "$c"
+	done <"${outs[0]}/cases.list"
 }
 
 # Per case (VM cases on each kernel, and the self-test's boots), slowest first.
