@@ -10,19 +10,20 @@
 # tests/vm/chroot-kernel.cases on the newest kernel,
 # plus tests/package/package_installed.sh: the installed packages of the package stage,
 # booted), persist (tests/persist/check.sh: a systemd guest with the package
-# stage's .debs rebooted on each kernel; started with the vm stage, its
-# boots run when the vm stage's have freed the QEMU slots). Stages after a failed deps/build stage are not run;
+# stage's .debs rebooted on each kernel; started when the package stage ends,
+# its boots run when the vm stage's have freed the QEMU slots). Stages after a failed deps/build stage are not run;
 # a failing test stage does not stop the later ones. Each stage's output is
 # shown as it runs and kept in build/check/STAGE.log; unit, install and
-# package run in the background during selftest and their logs are shown
-# when they end (all are CPU-bound: the wall time saved is small).
+# package run in the background, from the start of selftest (package on
+# into the vm stage: its seconds overlap the vm stage's, persist's include
+# its wait for package), and their logs are shown when they are joined.
 #
 # Ends with the kernel ABIs tested, a per-stage table, a per-case table
 # (slowest first) and "N passed, N failed" summed over the stages' own closing
 # lines (a stage that fails without one counts as one failure). Exit status
 # non-zero on any failure.
 #
-# Environment: NFG_CHECK_BUDGET (seconds, default 2100): the run prints a
+# Environment: NFG_CHECK_BUDGET (seconds, default 2400): the run prints a
 # warning line when it takes longer (it does not fail for it).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,6 +97,14 @@ stage_join() {
 	record "$name" "$rc" "$secs"
 }
 
+# after_package CMD...: wait until the package stage (stage_bg) has ended, then CMD.
+after_package() {
+	local t0=$SECONDS
+	while [ ! -f "$logs/package.rc" ]; do sleep 2; done
+	echo "# started after the package stage ended (waited $((SECONDS - t0)) s)"
+	"$@"
+}
+
 ok=1
 stage deps ./tests/deps.sh || ok=
 if [ -n "$ok" ]; then
@@ -111,17 +120,22 @@ if [ -n "$ok" ]; then
 	stage selftest make check-selftest
 	stage_join unit
 	stage_join install
-	stage_join package
+	# The package stage usually outlasts the self-test (by 100-200 s, using
+	# about half of two CPUs): the VM stage starts now, beside it.
 	# tests/package/package_installed.sh boots with what the package stage installed
-	# (build/package/root-n, root-up): one more case in each kernel's boot.
-	# tests/persist/check.sh: its image (the package stage's .debs, DKMS) is
-	# built on the host while the VM stage's guests run; its two boots per
-	# kernel then wait for QEMU slots, which the VM stage's boots hold.
-	stage_bg persist ./tests/persist/check.sh
+	# (build/package/root-n, root-up): one more case in each kernel's queue,
+	# queued last (tests/vm/case-secs), which waits for the package stage's
+	# end if it gets there first (build/package/stage.done).
+	# tests/persist/check.sh: starts when the package stage has ended (its
+	# image is made of the package stage's .debs); the image is built on the
+	# host while the VM stage's guests run; its two boots per kernel then wait
+	# for QEMU slots, which the VM stage's boots hold.
+	stage_bg persist after_package ./tests/persist/check.sh
 	# The newest kernel (built in its Debian's chroot) runs the cases of
 	# tests/vm/chroot-kernel.cases, the others every case (budget: 40 min).
 	stage vm env NFG_VM_CHROOT_CASES=tests/vm/chroot-kernel.cases \
 		make check-vm CASES="$(echo tests/vm/cases/*.sh) tests/package/package_installed.sh"
+	stage_join package
 	stage_join persist
 fi
 
@@ -147,17 +161,24 @@ vm_outs() {
 }
 
 # case_files ABI: "PREFIX<TAB>CASE" per case of the last VM run on ABI, where
-# PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files.
+# PREFIX.result, PREFIX.log and PREFIX.dmesg are that case's files: the boots
+# of a kernel share one queue of the same cases.list (tests/vm/check.sh), and
+# a case's files are in the results of the boot that started it (the first
+# boot's names when none did: "no result").
 case_files() {
-	local out n c
-	for out in $(vm_outs "$1"); do
-		[ -f "$out/cases.list" ] || continue
-		n=0
-		while IFS=$'\t' read -r _ c; do
-			n=$((n + 1))
-			printf '%s\t%s\n' "$out/case.$(printf %03d "$n")" "$c"
-		done <"$out/cases.list"
-	done
+	local outs out n c id at
+	mapfile -t outs < <(vm_outs "$1")
+	[ "${#outs[@]}" -gt 0 ] && [ -f "${outs[0]}/cases.list" ] || return 0
+	n=0
+	while IFS=$'\t' read -r _ c; do
+		n=$((n + 1))
+		id=$(printf %03d "$n")
+		at=${outs[0]}
+		for out in "${outs[@]}"; do
+			[ ! -f "$out/case.$id.start" ] || { at=$out; break; }
+		done
+		printf '%s\t%s\n' "$at/case.$id" "$c"
+	done <"${outs[0]}/cases.list"
 }
 
 # Per case (VM cases on each kernel, and the self-test's boots), slowest first.

@@ -104,7 +104,19 @@ cleanup() {
 		rm -rf --one-file-system "$root"
 	fi
 }
-trap cleanup EXIT
+# stage.running while this runs, stage.done once it ended (however): make
+# check starts its VM stage before this ends, and package_installed.sh (near
+# the end of each kernel's queue) waits for stage.done when it sees
+# stage.running (a guest sees a file appear over 9p at once, not always
+# one disappear: cache=loose).
+rm -f "$pkgdir/stage.done"
+: >"$pkgdir/stage.running"
+stage_end() {
+	cleanup
+	: >"$pkgdir/stage.done"
+	rm -f "$pkgdir/stage.running"
+}
+trap stage_end EXIT
 trap 'exit 130' INT TERM
 
 # The installed trees of the last run, for tests/package/package_installed.sh.

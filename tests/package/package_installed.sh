@@ -1,5 +1,5 @@
 #!/bin/bash
-# nfg-case-timeout: 600
+# nfg-case-timeout: 900
 # The Debian packages inside a booted kernel: a VM case (tests/vm/run.sh) run
 # on each kernel after tests/package/check.sh left two installed trees:
 #   build/package/root-n    the bookworm chroot with version N installed
@@ -43,6 +43,25 @@ set -u
 nfg_need ip ping chroot objcopy xz od
 
 pkg=$NFG_TOP/build/package
+# make check's VM stage starts while the package stage may still run: wait
+# for its end (tests/package/check.sh writes stage.done at exit, however it
+# ended). The host root is mounted cache=loose: 7.3 keeps the negative
+# dentry of a file that did not exist yet (a new file on the host stays
+# invisible; 6.1 looks it up again), so the caches are dropped before each look.
+pkg_stage_done() {
+	echo 2 >/proc/sys/vm/drop_caches
+	[ -e "$pkg/stage.done" ]
+}
+if [ -e "$pkg/stage.running" ] && ! pkg_stage_done; then
+	nfg_log "the package stage is still running: waiting for build/package/stage.done"
+	t_end=$((SECONDS + 600))
+	until pkg_stage_done; do
+		[ "$SECONDS" -lt "$t_end" ] ||
+			nfg_fail "the package stage did not end within 600 s (build/package/stage.running left by a killed run?)"
+		nfg_sleep 2
+	done
+	nfg_log "the package stage ended"
+fi
 [ -f "$pkg/guest.env" ] || nfg_fail "no $pkg/guest.env: run tests/package/check.sh first (make check-package)"
 ver=$(sed -n 's/^VER=//p' "$pkg/guest.env")
 up=$(sed -n 's/^UP=//p' "$pkg/guest.env")

@@ -12,6 +12,8 @@
 #   case.NNN.dmesg   kernel log produced by the case and its cleanup
 #   case.NNN.result  status= rc= secs= reason=
 # then powers the guest off. PID 1 must never exit (the kernel would panic).
+# In queue mode (guest.env NFG_QUEUE=1, run.sh -q) it mounts the queue export
+# and runs only the cases it claims there (see below).
 # Process start-up is slow under TCG (~0.1 s per dynamically linked exec),
 # so this uses bash builtins wherever it can.
 set -u
@@ -102,12 +104,15 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 		grep -q '/nf_tables.ko' "/lib/modules/$kernel_release/modules.builtin" 2>/dev/null; then
 		nft flush ruleset
 	fi
-	for f in ip_tables_names:iptables-legacy ip6_tables_names:ip6tables-legacy; do
+	# One restore per family empties every legacy table (rules flushed, user
+	# chains deleted, policies kept: what -F and -X per table did, with two
+	# processes per table, ~0.1 s each under TCG, in every case once the
+	# tables are resident).
+	for f in ip_tables_names:iptables-legacy-restore ip6_tables_names:ip6tables-legacy-restore; do
 		[ -e "/proc/net/${f%%:*}" ] || continue # (proc files have size 0)
-		while read -r t; do
-			"${f#*:}" -w -t "$t" -F
-			"${f#*:}" -w -t "$t" -X
-		done <"/proc/net/${f%%:*}"
+		t=
+		while read -r m; do t+="*$m"$'\n'"COMMIT"$'\n'; done <"/proc/net/${f%%:*}"
+		[ -z "$t" ] || "${f#*:}" -w <<<"$t"
 	done
 	for f in "$NFG_TOP/build/kernel/$NFG_KABI"/*.ko; do
 		[ -e "$f" ] || continue
@@ -148,6 +153,22 @@ cleanup_case() { # $1 = modules loaded before the case (mods_now format)
 	return 0
 }
 
+# Queue mode (run.sh -q): the boots of one kernel share a claim directory
+# (a third 9p export) and the same cases.list; each case is run by the boot
+# that claims it first (mkdir is atomic on the host), so the boots drain one
+# queue and finish together. A claimed case is this boot's: it gets its
+# case.NNN.start (NNN its line in cases.list) before anything later, which
+# is how the host tells a case run elsewhere from one not reached yet.
+Q=
+if [ "${ENV[NFG_QUEUE]:-0}" = 1 ]; then
+	Q=/run/nfg-vm-queue
+	mkdir -p "$Q"
+	if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,rw queue "$Q"; then
+		say "FATAL: cannot mount the queue export"
+		poweroff_now
+	fi
+fi
+
 RESIDENT=$(resident_modules)
 xtdir="$NFG_TOP/build/xtables"
 [ -z "$XTABLES_SYSDIR" ] || xtdir="$xtdir:$XTABLES_SYSDIR"
@@ -159,6 +180,9 @@ while IFS=$'\t' read -r timeout_s case_path <&7; do
 	case $timeout_s in '' | *[!0-9]*) timeout_s=$CASE_TIMEOUT ;; esac
 	n=$((n + 1))
 	printf -v id %03d "$n"
+	if [ -n "$Q" ] && ! mkdir "$Q/$id" 2>/dev/null; then
+		continue # claimed by another boot of this kernel
+	fi
 	name=${case_path##*/}
 	name=${name%.sh}
 	base="$R/case.$id"

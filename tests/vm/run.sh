@@ -2,7 +2,7 @@
 # Boot one kernel under QEMU (TCG) with the host root as the guest's root and
 # run test cases inside it.
 #
-# usage: tests/vm/run.sh -k ABI [-t CASE_TIMEOUT] [-T BOOT_TIMEOUT] [-o OUTDIR] [-v] CASE.sh...
+# usage: tests/vm/run.sh -k ABI [-t CASE_TIMEOUT] [-T BOOT_TIMEOUT] [-o OUTDIR] [-q QUEUE] [-v] CASE.sh...
 #
 #   -k ABI           kernel ABI, e.g. 6.12.117+deb12-amd64: build/kernels/ABI/ (unpacked by
 #                    tests/deps.sh) or else the host's /boot/vmlinuz-ABI and /lib/modules/ABI
@@ -11,6 +11,12 @@
 #   -T SECONDS       whole-boot timeout enforced on the host; default
 #                    300 + the sum over cases of (case timeout + GRACE) (env NFG_VM_BOOT_TIMEOUT)
 #   -o DIR           results directory (default build/vm/ABI/out); emptied first
+#   -q DIR           queue mode: boots given the same cases and the same (initially empty) DIR
+#                    share the work; the guest claims each case (mkdir DIR/NNN, NNN its place
+#                    in the list) before running it, and skips those another boot claimed.
+#                    This boot reports only the cases it ran; a case nobody claimed is for the
+#                    caller to report (check.sh does). If every case is claimed before this
+#                    boot gets a QEMU slot, it does not boot at all.
 #   -v               copy the guest console to stdout while running
 #
 # Environment: NFG_VM_GRACE (default 90): seconds beyond CASE_TIMEOUT without
@@ -38,16 +44,17 @@ usage() {
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-abi='' out='' verbose=0
+abi='' out='' queue='' verbose=0
 case_timeout=${NFG_VM_CASE_TIMEOUT:-900} boot_timeout=${NFG_VM_BOOT_TIMEOUT:-}
 grace=${NFG_VM_GRACE:-90}
 boot_limit=${NFG_VM_BOOT_LIMIT:-300}
-while getopts k:t:T:o:vh opt; do
+while getopts k:t:T:o:q:vh opt; do
 	case $opt in
 	k) abi=$OPTARG ;;
 	t) case_timeout=$OPTARG ;;
 	T) boot_timeout=$OPTARG ;;
 	o) out=$OPTARG ;;
+	q) queue=$OPTARG ;;
 	v) verbose=1 ;;
 	*) usage ;;
 	esac
@@ -169,6 +176,19 @@ fi
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
 : >"$out/.nfg-vm-out"
+if [ -n "$queue" ]; then
+	[ -d "$queue" ] || die "no queue directory $queue"
+	queue=$(cd "$queue" && pwd)
+	case $queue/ in "$out"/*) die "the queue directory must not be inside OUTDIR" ;; esac
+fi
+# all_claimed: queue mode, and every case claimed by some boot already.
+all_claimed() {
+	local i
+	[ -n "$queue" ] || return 1
+	for ((i = 1; i <= ${#cases[@]}; i++)); do
+		[ -d "$queue/$(printf %03d "$i")" ] || return 1
+	done
+}
 xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 [ -n "$xtsys" ] || xtsys=/usr/lib/x86_64-linux-gnu/xtables
 {
@@ -181,6 +201,7 @@ xtsys=$(pkg-config --variable=xtlibdir xtables 2>/dev/null)
 	echo "NFG_XTABLES_SYSDIR=$xtsys"
 	echo "NFG_TRACE=${NFG_VM_TRACE:-0}"
 	echo "NFG_STALL=${NFG_VM_STALL:-0}"
+	echo "NFG_QUEUE=$([ -n "$queue" ] && echo 1 || echo 0)"
 } >"$out/guest.env"
 # One line per case: its timeout in seconds (own line x scale, else -t), a
 # tab, its path. The runner takes both from here: one parser of the line.
@@ -196,6 +217,7 @@ if [ "$lockbase" != none ]; then
 	case $slots in '' | *[!0-9]* | 0) die "NFG_VM_SLOTS must be a positive integer" ;; esac
 	slot= waited=
 	while [ -z "$slot" ]; do
+		all_claimed && break
 		for ((i = 0; i < slots; i++)); do
 			exec 9>"$lockbase.$i" || die "cannot open lock file $lockbase.$i"
 			if flock -n 9; then slot=$i; break; fi
@@ -209,11 +231,22 @@ if [ "$lockbase" != none ]; then
 	done
 fi
 
+# Queue mode: the other boots took every case while this one waited.
+if all_claimed; then
+	[ -z "$slot" ] || exec 9>&-
+	echo "run.sh: $abi: every case was claimed by other boots (queue $queue): not booting"
+	printf 'passed=0\nfailed=0\nboot_secs=\nwall_secs=0\n' >"$out/summary"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
 cmdline="console=ttyS0,115200 panic=-1 oops=panic rdinit=/init log_buf_len=8M"
 cmdline+=" mitigations=off random.trust_cpu=on 8250.nr_uarts=1 i8042.noaux i8042.nokbd"
 cmdline+="${NFG_VM_APPEND:+ $NFG_VM_APPEND}"
 # shellcheck disable=SC2206
 extra=(${NFG_VM_QEMU_ARGS:-})
+qargs=()
+[ -z "$queue" ] || qargs=(-virtfs "local,path=$queue,mount_tag=queue,security_model=none,multidevs=remap")
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot
 	-machine pc -accel tcg,thread=single -cpu max -smp 2 -m 1024
@@ -221,7 +254,7 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot
 	-kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$out,mount_tag=results,security_model=none,multidevs=remap"
-	"${extra[@]}")
+	"${qargs[@]}" "${extra[@]}")
 printf '%q ' "${qemu[@]}" >"$out/qemu.cmd"
 echo >>"$out/qemu.cmd"
 
@@ -236,7 +269,7 @@ if [ "$verbose" = 1 ]; then
 fi
 
 killed=  # why the host killed QEMU, if it did
-passed=0 failed=0 reported=0 boot_secs=
+passed=0 failed=0 reported=0 boot_secs='' elsewhere=0 started=0
 last_progress=$t_start progress_sig=
 report() { # $1 = index (1-based) of the case whose result file exists
 	local id st secs reason f
@@ -259,8 +292,41 @@ report() { # $1 = index (1-based) of the case whose result file exists
 		fi
 	fi
 }
+# started: the highest NNN with a case.NNN.start (the runner starts cases in
+# list order; in queue mode it skips those other boots claimed).
+highest_start() {
+	local f n
+	started=0
+	for f in "$out"/case.*.start; do
+		[ -e "$f" ] || continue
+		n=${f##*/case.}
+		n=$((10#${n%.start}))
+		[ "$n" -le "$started" ] || started=$n
+	done
+}
+# Report, in list order, every case decided so far: its result is here, or
+# (queue mode) this boot did not run it: it has no start file while a later
+# case has one, or the runner is done.
+advance() {
+	local id
+	[ -z "$queue" ] || highest_start
+	while [ "$reported" -lt ${#cases[@]} ]; do
+		id=$(printf %03d $((reported + 1)))
+		if [ -f "$out/case.$id.result" ]; then
+			reported=$((reported + 1))
+			report "$reported"
+		elif [ -n "$queue" ] && [ ! -f "$out/case.$id.start" ] &&
+			{ [ "$started" -gt $((reported + 1)) ] || [ -f "$out/done" ]; }; then
+			reported=$((reported + 1))
+			elsewhere=$((elsewhere + 1))
+		else
+			break
+		fi
+	done
+}
 # The timeout of the case running now (its own "# nfg-case-timeout: N" line,
-# which the runner writes into case.NNN.start), else CASE_TIMEOUT.
+# which the runner writes into case.NNN.start), else CASE_TIMEOUT. After
+# advance(), the running case is the next one to report.
 running_case_timeout() {
 	local id t
 	id=$(printf %03d $((reported + 1)))
@@ -270,10 +336,7 @@ running_case_timeout() {
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 0.5
 	now=$(date +%s)
-	while [ "$reported" -lt ${#cases[@]} ] && [ -f "$out/case.$(printf %03d $((reported + 1))).result" ]; do
-		reported=$((reported + 1))
-		report "$reported"
-	done
+	advance
 	if [ -z "$boot_secs" ] && [ -f "$out/runner.started" ]; then
 		boot_secs=$((now - t_start))
 	fi
@@ -299,10 +362,7 @@ wait "$qpid" 2>/dev/null
 qrc=$?
 [ -z "$tailpid" ] || { sleep 0.2; kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null; }
 t_end=$(date +%s)
-while [ "$reported" -lt ${#cases[@]} ] && [ -f "$out/case.$(printf %03d $((reported + 1))).result" ]; do
-	reported=$((reported + 1))
-	report "$reported"
-done
+advance
 
 # A guest that oopsed or panicked: its whole console is copied where the
 # next run does not wipe it ($vmdir/panics/, OUTDIR is emptied per run), and
@@ -327,8 +387,26 @@ keep_panic_console() {
 		sed 's/^/  ! /'
 }
 
-# Cases without a result: the guest hung, crashed or never came up.
-if [ "$reported" -lt ${#cases[@]} ]; then
+# Cases without a result: the guest hung, crashed or never came up. In
+# queue mode only those this boot started are its failures: the others are
+# another boot's (claimed) or still in the queue for the other boots (the
+# caller reports a case no boot ran).
+unclaimed=0 pending=0
+for ((i = reported + 1; i <= ${#cases[@]}; i++)); do
+	id=$(printf %03d "$i")
+	if [ -z "$queue" ] || [ -f "$out/case.$id.start" ]; then
+		pending=$((pending + 1))
+	elif [ -d "$queue/$id" ]; then
+		elsewhere=$((elsewhere + 1))
+	else
+		unclaimed=$((unclaimed + 1))
+	fi
+done
+# (queue mode: a guest that died before it claimed anything fails as a boot)
+if [ "$pending" -eq 0 ] && [ -n "$queue" ] && [ ! -f "$out/done" ]; then
+	pending=-1
+fi
+if [ "$pending" -ne 0 ]; then
 	if [ -n "$killed" ]; then
 		why="$killed, QEMU killed"
 	elif [ ! -f "$out/runner.started" ]; then
@@ -343,6 +421,7 @@ if [ "$reported" -lt ${#cases[@]} ]; then
 		sed 's/^\[[ 0-9.]*\] *//' | tr -d '\r' | cut -c1-160)
 	for ((i = reported + 1; i <= ${#cases[@]}; i++)); do
 		id=$(printf %03d "$i")
+		[ -z "$queue" ] || [ -f "$out/case.$id.start" ] || continue
 		name=$(basename "${cases[$i - 1]}" .sh)
 		# A whole-boot timeout is one verdict for every unfinished case,
 		# worded the same whether or not the case had started.
@@ -359,12 +438,18 @@ if [ "$reported" -lt ${#cases[@]} ]; then
 		fi
 		failed=$((failed + 1))
 	done
+	if [ "$pending" -lt 0 ]; then
+		echo "FAIL (boot) ($why, before it claimed a case)"
+		failed=$((failed + 1))
+	fi
 	echo "run.sh: console log $console (last 25 lines):"
 	tail -n 25 "$console" | tr -d '\r' | sed 's/^/  | /'
 	keep_panic_console
 elif [ ! -f "$out/done" ]; then
 	echo "run.sh: warning: runner did not finish cleanly; console log $console"
 fi
+[ -z "$queue" ] || [ "$unclaimed" -eq 0 ] ||
+	echo "run.sh: $unclaimed case(s) left unclaimed in $queue (not run by this boot)"
 
 printf 'passed=%s\nfailed=%s\nboot_secs=%s\nwall_secs=%s\n' "$passed" "$failed" "${boot_secs:-}" "$((t_end - t_start))" >"$out/summary"
 echo "run.sh: $abi: boot ${boot_secs:-?}s, wall $((t_end - t_start))s"

@@ -18,6 +18,10 @@
 #   C: pass with -T 20 in a guest stalled before its runner (NFG_VM_STALL=1):
 #      the whole-boot timeout fires before any case starts, however fast the
 #      machine boots
+#   D (first kernel only: the queue is host and runner logic): check.sh's
+#      shared queue, two boots of pass, oops, clean, fail: every case runs
+#      exactly once (the guest that oopses leaves the rest to the other
+#      boot, in whatever order the boots got their slots), 2 passed, 2 failed
 # The kernels are tested at the same time (one QEMU slot each); each kernel's
 # output is printed as a block.
 # Prints "ok"/"NOT OK" per detection and "N passed, N failed"; exit 0 only if
@@ -117,7 +121,39 @@ selftest_kernel() { # ABI: all detections on one kernel; prints passed=/failed= 
 	else
 		notok "boot C: the runner started, the boot timeout was not proven before it"
 	fi
+	[ "$abi" != "$first_abi" ] || queue_boots "$abi"
 	echo "passed=$passed failed=$failed"
+}
+
+# queue_boots ABI: boots D, two boots of one kernel draining one queue
+# (tests/vm/check.sh, results in build/vm/ABI/selftest/D and D.2).
+queue_boots() {
+	local abi=$1 log=$top/build/vm/$1/selftest/D.check.out lines rc n id ran t0 d
+	echo "-- $abi boots D (check.sh, 2 boots, one queue): st_pass st_oops st_clean st_fail"
+	t0=$(date +%s)
+	NFG_VM_RESULTS=selftest/D NFG_VM_BOOTS=2 KABIS=$abi NFG_VM_CHROOT_CASES='' \
+		"$here/check.sh" -t 300 "$st"/st_pass.sh "$st"/st_oops.sh "$st"/st_clean.sh "$st"/st_fail.sh >"$log" 2>&1
+	rc=$?
+	sed 's/^/   | /' "$log"
+	echo "   (boots D took $(($(date +%s) - t0))s)"
+	if [ $rc -ne 0 ]; then ok "check.sh exit $rc (non-zero)"; else notok "check.sh exited 0 despite failures"; fi
+	if [ "$(tail -n 1 "$log")" = "2 passed, 2 failed" ]; then ok "summary '2 passed, 2 failed'"; else notok "summary is not '2 passed, 2 failed'"; fi
+	lines=$top/build/vm/$abi/selftest/D.lines
+	sed 's/^\[[^]]*\] //' "$log" >"$lines"
+	expect "$lines" PASS st_pass ''
+	expect "$lines" FAIL st_oops '\(guest died .*console: .*(BUG: kernel NULL pointer dereference|Oops)'
+	expect "$lines" PASS st_clean ''
+	expect "$lines" FAIL st_fail '\(exit 1;'
+	n=0
+	for d in D D.2; do
+		[ -f "$top/build/vm/$abi/selftest/$d/cases.list" ] && n=$((n + 1))
+	done
+	if [ "$n" -eq 2 ]; then ok "two boots were queued"; else notok "$n boots queued, not 2"; fi
+	for n in 1 2 3 4; do
+		id=$(printf %03d "$n")
+		ran=$(ls "$top/build/vm/$abi/selftest/D/case.$id.start" "$top/build/vm/$abi/selftest/D.2/case.$id.start" 2>/dev/null | wc -l)
+		if [ "$ran" -eq 1 ]; then ok "case $id started in exactly one boot"; else notok "case $id started in $ran boots"; fi
+	done
 }
 
 kdir_of() { # ABI: the kernel build tree, as the Makefile picks it
@@ -129,6 +165,7 @@ kdir_of() { # ABI: the kernel build tree, as the Makefile picks it
 }
 
 t_all=$(date +%s)
+first_abi=$(set -- $kabis; echo "$1")
 declare -A pid=() log=()
 for abi in $kabis; do
 	mkdir -p "$top/build/vm/$abi/selftest"

@@ -591,11 +591,19 @@ run_segment() {
 }
 
 roundtrip() { # TABLE
-	local table=$1 input chains c want got
-	want=$(printf '%s' "${ROUNDTRIP[$table]}" | LC_ALL=C sort)
-	chains=$(printf '%s' "${ROUNDTRIP[$table]}" | awk '{print $2}' | LC_ALL=C sort -u)
+	# The multisets are compared with bash's own arrays: sort and awk here
+	# cost ~8 processes per (file, binary, table), ~0.08 s each under TCG;
+	# they run only to show a difference.
+	local table=$1 input l c d=0 want got
+	local -A chains=() cnt=()
+	while IFS= read -r l; do
+		[ -n "$l" ] || continue
+		c=${l#-A }
+		chains[${c%% *}]=1
+		cnt[$l]=$((${cnt[$l]:-0} + 1))
+	done <<<"${ROUNDTRIP[$table]}"
 	input="*$table"$'\n'
-	for c in $chains; do
+	for c in "${!chains[@]}"; do
 		is_builtin "$c" || input+=":$c - [0:0]"$'\n'
 	done
 	input+="${ROUNDTRIP[$table]}COMMIT"
@@ -607,8 +615,15 @@ roundtrip() { # TABLE
 		return
 	fi
 	save_table "$table"
-	got=$(printf '%s\n' "$ALLSAVED" | LC_ALL=C sort)
-	if [ "$got" != "$want" ]; then
+	while IFS= read -r l; do
+		[ -z "$l" ] || cnt[$l]=$((${cnt[$l]:-0} - 1))
+	done <<<"$ALLSAVED"
+	for l in "${!cnt[@]}"; do
+		[ "${cnt[$l]}" -eq 0 ] || d=1
+	done
+	if [ "$d" -ne 0 ]; then
+		want=$(printf '%s' "${ROUNDTRIP[$table]}" | LC_ALL=C sort)
+		got=$(printf '%s\n' "$ALLSAVED" | LC_ALL=C sort)
 		fail end "" "round trip (table $table): save after restore differs" \
 			command "$RESTORE; $SAVE -t $table" \
 			expected "$want" seen "$got"$'\n'"diff:"$'\n'"$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got"))"

@@ -7,6 +7,8 @@ nfg_assert_eq "lo" "$(ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ' | 
 nfg_assert_eq "" "$(nft list ruleset)" "nft ruleset"
 if [ -e /proc/net/ip_tables_names ] && grep -q filter /proc/net/ip_tables_names; then
 	nfg_assert_eq 0 "$(iptables-legacy-save | grep -c -- '^-A')" "iptables-legacy rules"
+	nfg_assert_eq "" "$(iptables-legacy-save -t raw | grep -- '^:nfg_left')" "iptables-legacy user chain"
+	nfg_assert_eq 0 "$(ip6tables-legacy-save | grep -c -- '^-A')" "ip6tables-legacy rules"
 fi
 nfg_assert_eq "" "$(lsmod | awk '$1 == "dummy"')" "module loaded by an earlier case"
 nfg_assert_eq "" "$(ls /tmp/nfg-selftest-leftover 2>/dev/null)" "file left in /tmp"
