@@ -50,7 +50,18 @@
 # Every ruleset's check proves it handled the packets as claimed (counters of
 # SYNCOOKIE, of the SYNPROXY rule, or TCP's own), and that none reached TCP
 # where the ruleset must stop them.
+#
+# SC_PARTS (environment, default "syn ack handshake"): the parts to run; the
+# goals report needs syn and ack. tests/bench/run.sh passes only its NFB_*
+# knobs into the guest: for one part, run a case script under build/ that
+# exports SC_PARTS and execs this one (doc/TESTING.md, "SYNCOOKIE and RTCACHE
+# on 7.3").
 : "${NFB_ROUNDS:=5}"
+: "${SC_PARTS:=syn ack handshake}"
+part() { [[ " $SC_PARTS " == *" $1 "* ]]; }
+for p in $SC_PARTS; do
+	case $p in syn | ack | handshake) ;; *) echo "SC_PARTS: unknown part '$p'" >&2; exit 2 ;; esac
+done
 # shellcheck source=tests/bench/lib.sh
 . "$NFG_TOP/tests/bench/lib.sh"
 nfg_need nfguard conntrack
@@ -266,21 +277,95 @@ rcv_sets=(raw-drop:rs_drop:nfb_clear_rules syncookie:rs_sc:nfb_clear_rules synco
 [ $have_proxy = 1 ] && rcv_sets+=(syncookie-proxy:rs_sc_proxy:clr_synproxy)
 rcv_sets+=(synproxy:rs_synproxy:clr_synproxy listener-cookies:rs_none:nfb_clear_rules)
 
-tg_cfg SYN >"$NFB_TGCFG"
-NFB_PKTDESC="TCP SYN with MSS/SACK/TS/WS options, random source in 100.0.0.0/8 and port, to $NFB_DST4:$port (trafgen over veth)"
-reg_flood chk_sc_syn
-nfb_run syncookie-syn "${ratios[@]}"
-syn_json=$NFB_OUT/syncookie-syn.json
-rcv_time syn "${rcv_sets[@]}"
+if part syn; then
+	tg_cfg SYN >"$NFB_TGCFG"
+	NFB_PKTDESC="TCP SYN with MSS/SACK/TS/WS options, random source in 100.0.0.0/8 and port, to $NFB_DST4:$port (trafgen over veth)"
+	reg_flood chk_sc_syn
+	nfb_run syncookie-syn "${ratios[@]}"
+	syn_json=$NFB_OUT/syncookie-syn.json
+	rcv_time syn "${rcv_sets[@]}"
+fi
 
-tg_cfg ACK >"$NFB_TGCFG"
-NFB_PKTDESC="TCP ACK (bogus cookie: random seq/ack), random source in 100.0.0.0/8 and port, to $NFB_DST4:$port (trafgen over veth)"
-reg_flood chk_sc_ack
-nfb_run syncookie-ack "${ratios[@]}"
-ack_json=$NFB_OUT/syncookie-ack.json
-rcv_time ack "${rcv_sets[@]}"
+if part ack; then
+	tg_cfg ACK >"$NFB_TGCFG"
+	NFB_PKTDESC="TCP ACK (bogus cookie: random seq/ack), random source in 100.0.0.0/8 and port, to $NFB_DST4:$port (trafgen over veth)"
+	reg_flood chk_sc_ack
+	nfb_run syncookie-ack "${ratios[@]}"
+	ack_json=$NFB_OUT/syncookie-ack.json
+	rcv_time ack "${rcv_sets[@]}"
+fi
+
+# ------------------------------------------------------------------ goals
+# (from both floods: only when both ran)
+cat >"$NFG_WORK/goals.py" <<'EOF'
+import json, statistics, sys
+def line(name, val, unit, desc):
+    print("%s\t%s\t%s\t%s" % (name, val, unit, desc))
+for path, what in ((sys.argv[1], "SYN flood"), (sys.argv[2], "bogus-ACK flood")):
+    doc = json.load(open(path))
+    rs = {e["name"]: e for e in doc["rulesets"]}
+    fl = rs[doc["floor"]]["max_pps"]
+    tag = "syn" if what == "SYN flood" else "ack"
+    cands = ["syncookie", "syncookie-ct"] + (["syncookie-proxy"] if sys.argv[3] == "1" else [])
+    for a in cands:
+        for b, goal in (("synproxy", 0.5), ("listener-cookies", None)):
+            oa, ob = rs[a]["overhead_ns"], rs[b]["overhead_ns"]
+            r = oa / ob if ob else float("inf")
+            q = [x / y for x, y in zip(rs[a]["overhead_ns_rounds"], rs[b]["overhead_ns_rounds"]) if y > 0]
+            best = (1 / rs[a]["max_pps"] - 1 / fl) / (1 / rs[b]["max_pps"] - 1 / fl)
+            if goal is not None and tag == "syn":
+                d = "**goal** %s: overhead %s / %s, medians %.0f / %.0f ns (goal <= %g): **%s**" % (
+                    what, a, b, oa, ob, goal, "met" if r <= goal else "NOT met")
+            else:
+                d = "%s: overhead %s / %s, medians %.0f / %.0f ns" % (what, a, b, oa, ob)
+            d += "; per-round ratios %s; from the best samples %.2f" % (" ".join("%.2f" % x for x in q), best)
+            line("%s-%s-vs-%s" % (tag, a, b), "%.3f" % r, "x", d)
+    for a in cands + ["synproxy", "listener-cookies"]:
+        line("%s-overhead-%s" % (tag, a), "%.0f" % rs[a]["overhead_ns"], "ns", "%s: overhead of %s above the floor" % (what, a))
+EOF
+cat >"$NFG_WORK/rcv.py" <<'EOF'
+import statistics, sys
+work, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def line(name, val, unit, desc):
+    print("%s\t%s\t%s\t%s" % (name, val, unit, desc))
+for flood, what in (("syn", "SYN flood"), ("ack", "bogus-ACK flood")):
+    med = {}
+    for n in names:
+        med[n] = []
+        for r in range(1, rounds + 1):
+            v = [float(x) for x in open("%s/rcv.%s.%s.%d" % (work, flood, n, r)).read().split()]
+            if len(v) < 100:
+                sys.exit("%s %s round %d: only %d packets timed" % (flood, n, r, len(v)))
+            med[n].append(statistics.median(v))
+    ov = {n: [a - b for a, b in zip(med[n], med["raw-drop"])] for n in names}
+    for n in names:
+        line("rcv-%s-%s" % (flood, n), "%.2f" % statistics.median(med[n]), "us",
+             "%s: time in ip_rcv per packet, %s (median; per-round medians %s)"
+             % (what, n, " ".join("%.2f" % x for x in med[n])))
+    for n in names:
+        if n != "raw-drop":
+            line("rcv-%s-overhead-%s" % (flood, n), "%.2f" % statistics.median(ov[n]), "us",
+                 "%s: ip_rcv overhead above the floor, %s (median of per-round differences)" % (what, n))
+    for a in [n for n in names if n.startswith("syncookie")]:
+        oa, ob = statistics.median(ov[a]), statistics.median(ov["synproxy"])
+        r = oa / ob if ob > 0 else -1
+        g = (" (goal <= 0.5): **%s**" % ("met" if 0 <= r <= 0.5 else "NOT met")) if flood == "syn" else ""
+        line("rcv-%s-%s-vs-synproxy" % (flood, a), "%.3f" % r, "x",
+             "%s%s: ip_rcv overhead %s / synproxy, %.2f / %.2f us%s"
+             % ("**goal, ip_rcv estimator** " if flood == "syn" else "", what, a, oa, ob, g))
+EOF
+if part syn && part ack; then
+	python3 "$NFG_WORK/goals.py" "$syn_json" "$ack_json" "$have_proxy" >"$NFG_WORK/goals.tsv" ||
+		nfg_fail "goals summary failed"
+	python3 "$NFG_WORK/rcv.py" "$NFG_WORK" "$TR_ROUNDS" "${rcv_sets[@]%%:*}" >>"$NFG_WORK/goals.tsv" ||
+		nfg_fail "ip_rcv summary failed"
+	while IFS=$'\t' read -r name val unit desc; do nfb_metric "$name" "$val" "$unit" "$desc"; done <"$NFG_WORK/goals.tsv"
+	[ $have_proxy = 1 ] || nfb_metric proxy-mode-available 0 "" "SYNCOOKIE --mode proxy: not in this build (refused by checkentry), not measured"
+	nfb_run syncookie-goals
+fi
 
 # ------------------------------------------------------------------ handshakes
+part handshake || exit 0
 # The client's sources: 10.98.0.0/16 is local to nfb-gen (AnyIP route: it can
 # bind any address of it) and routed to it from nfb-rx.
 ip -n "$NFB_NS_GEN" addr add 10.99.0.2/24 dev gen0 || nfg_fail "address on gen0"
@@ -290,20 +375,25 @@ nfb_gen ping -c 1 -W 5 "$NFB_DST4" >/dev/null || nfg_fail "nfb-gen cannot reach 
 
 cli=$NFG_WORK/hs.py
 cat >"$cli" <<'EOF'
-# usage: hs.py DST PORT START WARMUP SECS INFLIGHT SNMP
+# usage: hs.py DST PORT START WARMUP SECS INFLIGHT SNMP NETSTAT
 # Connects to DST:PORT with INFLIGHT connects in flight, each from the next
 # address of 10.98.0.0/16 after index START, closes each with a RST once
 # connected. After WARMUP s, counts for
 # SECS s. Prints: elapsed passive_opens(delta of SNMP's Tcp PassiveOpens)
-# connected failed next_index
+# connected failed next_index tsecr_rejected(delta of NETSTAT's
+# TcpExtTSEcrRejected, -1 where the kernel has no such counter)
 import errno, select, socket, struct, sys, time
-dst, port, start, warm, secs, inflight, snmp = sys.argv[1:8]
+dst, port, start, warm, secs, inflight, snmp, netstat = sys.argv[1:9]
 port, warm, secs, inflight = int(port), float(warm), float(secs), int(inflight)
 idx = int(start)
+def counter(path, prefix, name):
+    with open(path) as f:
+        rows = [l.split() for l in f if l.startswith(prefix)]
+    return int(rows[1][rows[0].index(name)]) if name in rows[0] else None
 def popens():
-    with open(snmp) as f:
-        rows = [l.split() for l in f if l.startswith("Tcp:")]
-    return int(rows[1][rows[0].index("PassiveOpens")])
+    return counter(snmp, "Tcp:", "PassiveOpens")
+def rejected():
+    return counter(netstat, "TcpExt:", "TSEcrRejected")
 def addr():
     global idx
     while True:
@@ -331,9 +421,10 @@ phase, t0, p0, ok0 = 0, 0.0, 0, 0
 while True:
     now = time.monotonic()
     if phase == 0 and now >= t_start + warm:
-        phase, t0, p0, ok0, bad0 = 1, now, popens(), ok, bad
+        phase, t0, p0, ok0, bad0, rej0 = 1, now, popens(), ok, bad, rejected()
     elif phase == 1 and now >= t0 + secs:
-        print("%.4f %d %d %d %d" % (now - t0, popens() - p0, ok - ok0, bad - bad0, idx))
+        rej = -1 if rej0 is None else rejected() - rej0
+        print("%.4f %d %d %d %d %d" % (now - t0, popens() - p0, ok - ok0, bad - bad0, idx, rej))
         break
     for fd, _ in ep.poll(0.05):
         s = socks.pop(fd)
@@ -347,17 +438,33 @@ while True:
 EOF
 
 hs_next=1
-hs_measure() { # one sample: HS_RATE (handshakes/s), HS_N, ...
+hs_measure() { # one sample: HS_RATE (handshakes/s), HS_N, HS_OK, HS_REJ, ...
 	local r
 	r=$(nfb_gen taskset -c "$NFB_CPU" python3 "$cli" "$NFB_DST4" "$port" "$hs_next" \
-		"$SC_HS_WARMUP" "$SC_HS_SECS" "$SC_HS_INFLIGHT" "/proc/$srv_pid/net/snmp") ||
+		"$SC_HS_WARMUP" "$SC_HS_SECS" "$SC_HS_INFLIGHT" "/proc/$srv_pid/net/snmp" \
+		"/proc/$srv_pid/net/netstat") ||
 		nfg_fail "handshake client failed: $r"
-	read -r HS_T HS_N HS_OK HS_BAD HS_IDX <<<"$r"
-	[ -n "$HS_IDX" ] || nfg_fail "handshake client: no result ('$r')"
+	read -r HS_T HS_N HS_OK HS_BAD HS_IDX HS_REJ <<<"$r"
+	[ -n "$HS_REJ" ] || nfg_fail "handshake client: no result ('$r')"
 	hs_next=$HS_IDX
 	HS_RATE=$(awk -v n="$HS_N" -v t="$HS_T" 'BEGIN { printf "%.0f", n / t }')
-	[ "$HS_N" -gt 0 ] || nfg_fail "no handshake completed in the sample ($r)"
+	HS_SAMPLE=$r
 	[ "$HS_BAD" = 0 ] || nfg_fail "$HS_BAD connects failed in the sample ($r)"
+}
+# The sample of SYNPROXY's ruleset opened no server connection because the
+# server dropped SYNPROXY's ACKs for their timestamp echo (7.x): the clients'
+# handshakes completed through the SYNPROXY rule (its counter: SYN and ACK of
+# each), the server's passive opens are 0 and its TcpExtTSEcrRejected grew.
+# Anything else without handshakes is a failure.
+hs_synproxy_blocked() {
+	[ "$HS_N" = 0 ] && [ "$HS_OK" -gt 0 ] && [ "$HS_REJ" -gt 0 ] &&
+		ge "SYNPROXY rule count" "$(nfb_ipt_counter legacy 4 filter INPUT 1)" $((2 * HS_OK))
+}
+# the server's connections still in SYN_RECV on the port (the blocked
+# handshakes'); each next SYN-ACK of theirs is answered by the client's
+# kernel with a RST once SYNPROXY's rules are gone
+syn_recv_gone() {
+	[ -z "$(nfb_rx ss -Htn state syn-recv "( sport = :$port )")" ]
 }
 hs_apply() { # hs_apply RULESET
 	case $1 in
@@ -402,20 +509,40 @@ hs_check() { # hs_check RULESET
 hs_sets=(listener syncookie syncookie-allowlisted synproxy)
 [ $have_proxy = 1 ] && hs_sets+=(syncookie-proxy)
 declare -A hs_rates=()
+hs_blocked='' # per blocked SYNPROXY sample: client connects:TSEcrRejected
 nfb_clear_rules
 hs_apply listener
 hs_measure # warm-up, discarded
+[ "$HS_N" -gt 0 ] || nfg_fail "listener: no handshake completed in the warm-up ($HS_SAMPLE)"
 nfg_log "handshake warm-up: $HS_RATE/s"
 for ((r = 1; r <= NFB_ROUNDS; r++)); do
 	for n in "${hs_sets[@]}"; do
 		hs_apply "$n"
 		hs_measure
+		if [ "$n" = synproxy ] && hs_synproxy_blocked; then
+			clr_synproxy
+			nfg_log "handshakes round $r/$NFB_ROUNDS synproxy: BLOCKED, $HS_OK client connects through SYNPROXY, 0 passive opens, server TcpExtTSEcrRejected +$HS_REJ in ${HS_T}s"
+			hs_blocked+=" $HS_OK:$HS_REJ"
+			nfg_wait_until 120 syn_recv_gone ||
+				nfg_fail "the blocked handshakes' SYN_RECV connections at the server did not go"
+			continue
+		fi
+		[ "$HS_N" -gt 0 ] || nfg_fail "$n: no handshake completed in the sample ($HS_SAMPLE; TSEcrRejected +$HS_REJ)"
 		hs_check "$n"
 		case $n in synproxy | syncookie-proxy) clr_synproxy ;; *) nfb_clear_rules ;; esac
 		hs_rates[$n]+=" $HS_RATE"
-		nfg_log "handshakes round $r/$NFB_ROUNDS $n: $HS_RATE/s ($HS_N passive opens, $HS_OK client connects in ${HS_T}s)"
+		nfg_log "handshakes round $r/$NFB_ROUNDS $n: $HS_RATE/s ($HS_N passive opens, $HS_OK client connects in ${HS_T}s, TSEcrRejected +$HS_REJ)"
 	done
 done
+# SYNPROXY blocked in some rounds but not in others: no honest rate either
+if [ -n "$hs_blocked" ] && [ -n "${hs_rates[synproxy]:-}" ]; then
+	nfg_fail "synproxy: handshakes blocked in some rounds (${hs_blocked# }) and not in others (${hs_rates[synproxy]# }/s)"
+fi
+if [ -n "$hs_blocked" ]; then # no rate for SYNPROXY: a finding instead
+	keep=()
+	for n in "${hs_sets[@]}"; do [ "$n" = synproxy ] || keep+=("$n"); done
+	hs_sets=("${keep[@]}")
+fi
 python3 - <<EOF >"$NFG_WORK/hs.tsv" || nfg_fail "handshake summary failed"
 import statistics
 rates = {$(for n in "${hs_sets[@]}"; do printf '"%s": [%s], ' "$n" "$(v=${hs_rates[$n]# }; echo "${v// /,}")"; done)}
@@ -434,67 +561,10 @@ for k in rates:
               % (k, 1e6 / med[k] - 1e6 / med["listener"], k))
 EOF
 while IFS=$'\t' read -r name val unit desc; do nfb_metric "$name" "$val" "$unit" "$desc"; done <"$NFG_WORK/hs.tsv"
+if [ -n "$hs_blocked" ]; then
+	read -ra blk <<<"$hs_blocked"
+	nfb_metric hs-synproxy-blocked "${#blk[@]}" samples "**finding** SYNPROXY's documented ruleset completed no handshake at the server on this kernel (so no rate and no ratio): per sample (${SC_HS_SECS}s), client connects through the SYNPROXY rule : server TcpExtTSEcrRejected ${blk[*]}, 0 passive opens. nf_synproxy_core translates the timestamp echo of its ACK to the server twice; 7.x's tcp_check_req() drops an ACK echoing no TSval it sent, and these clients send nothing after connect"
+fi
 NFB_PKTDESC="handshakes"
 nfb_run syncookie-handshake
 
-# ------------------------------------------------------------------ goals
-python3 - "$syn_json" "$ack_json" "$have_proxy" >"$NFG_WORK/goals.tsv" <<'EOF' || nfg_fail "goals summary failed"
-import json, statistics, sys
-def line(name, val, unit, desc):
-    print("%s\t%s\t%s\t%s" % (name, val, unit, desc))
-for path, what in ((sys.argv[1], "SYN flood"), (sys.argv[2], "bogus-ACK flood")):
-    doc = json.load(open(path))
-    rs = {e["name"]: e for e in doc["rulesets"]}
-    fl = rs[doc["floor"]]["max_pps"]
-    tag = "syn" if what == "SYN flood" else "ack"
-    cands = ["syncookie", "syncookie-ct"] + (["syncookie-proxy"] if sys.argv[3] == "1" else [])
-    for a in cands:
-        for b, goal in (("synproxy", 0.5), ("listener-cookies", None)):
-            oa, ob = rs[a]["overhead_ns"], rs[b]["overhead_ns"]
-            r = oa / ob if ob else float("inf")
-            q = [x / y for x, y in zip(rs[a]["overhead_ns_rounds"], rs[b]["overhead_ns_rounds"]) if y > 0]
-            best = (1 / rs[a]["max_pps"] - 1 / fl) / (1 / rs[b]["max_pps"] - 1 / fl)
-            if goal is not None and tag == "syn":
-                d = "**goal** %s: overhead %s / %s, medians %.0f / %.0f ns (goal <= %g): **%s**" % (
-                    what, a, b, oa, ob, goal, "met" if r <= goal else "NOT met")
-            else:
-                d = "%s: overhead %s / %s, medians %.0f / %.0f ns" % (what, a, b, oa, ob)
-            d += "; per-round ratios %s; from the best samples %.2f" % (" ".join("%.2f" % x for x in q), best)
-            line("%s-%s-vs-%s" % (tag, a, b), "%.3f" % r, "x", d)
-    for a in cands + ["synproxy", "listener-cookies"]:
-        line("%s-overhead-%s" % (tag, a), "%.0f" % rs[a]["overhead_ns"], "ns", "%s: overhead of %s above the floor" % (what, a))
-EOF
-python3 - "$NFG_WORK" "$TR_ROUNDS" "${rcv_sets[@]%%:*}" >>"$NFG_WORK/goals.tsv" <<'EOF' || nfg_fail "ip_rcv summary failed"
-import statistics, sys
-work, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-def line(name, val, unit, desc):
-    print("%s\t%s\t%s\t%s" % (name, val, unit, desc))
-for flood, what in (("syn", "SYN flood"), ("ack", "bogus-ACK flood")):
-    med = {}
-    for n in names:
-        med[n] = []
-        for r in range(1, rounds + 1):
-            v = [float(x) for x in open("%s/rcv.%s.%s.%d" % (work, flood, n, r)).read().split()]
-            if len(v) < 100:
-                sys.exit("%s %s round %d: only %d packets timed" % (flood, n, r, len(v)))
-            med[n].append(statistics.median(v))
-    ov = {n: [a - b for a, b in zip(med[n], med["raw-drop"])] for n in names}
-    for n in names:
-        line("rcv-%s-%s" % (flood, n), "%.2f" % statistics.median(med[n]), "us",
-             "%s: time in ip_rcv per packet, %s (median; per-round medians %s)"
-             % (what, n, " ".join("%.2f" % x for x in med[n])))
-    for n in names:
-        if n != "raw-drop":
-            line("rcv-%s-overhead-%s" % (flood, n), "%.2f" % statistics.median(ov[n]), "us",
-                 "%s: ip_rcv overhead above the floor, %s (median of per-round differences)" % (what, n))
-    for a in [n for n in names if n.startswith("syncookie")]:
-        oa, ob = statistics.median(ov[a]), statistics.median(ov["synproxy"])
-        r = oa / ob if ob > 0 else -1
-        g = (" (goal <= 0.5): **%s**" % ("met" if 0 <= r <= 0.5 else "NOT met")) if flood == "syn" else ""
-        line("rcv-%s-%s-vs-synproxy" % (flood, a), "%.3f" % r, "x",
-             "%s%s: ip_rcv overhead %s / synproxy, %.2f / %.2f us%s"
-             % ("**goal, ip_rcv estimator** " if flood == "syn" else "", what, a, oa, ob, g))
-EOF
-while IFS=$'\t' read -r name val unit desc; do nfb_metric "$name" "$val" "$unit" "$desc"; done <"$NFG_WORK/goals.tsv"
-[ $have_proxy = 1 ] || nfb_metric proxy-mode-available 0 "" "SYNCOOKIE --mode proxy: not in this build (refused by checkentry), not measured"
-nfb_run syncookie-goals
