@@ -82,7 +82,14 @@ rs add tb4 $NFG_C4 198.51.100.0/24 || nfg_fail "add v4"
 t1=$(ms)
 # a blocked ping waits for its -W: keep these short, the clock runs
 nfg_client ping -c 1 -W 0.5 $NFG_S4 >/dev/null && nfg_fail "v4: ping passed while the source is listed"
-nfg_client ping -6 -c 1 -W 0.5 $NFG_S6 >/dev/null && nfg_fail "v6: ping passed while the source is listed"
+# The v6 element may expire 3 s after its add began (t2): a guest slow
+# enough to reach this ping later (a debug kernel under load) sees it pass
+# rightly; the drop is asserted only for a ping sent before then.
+tp=$(ms)
+if nfg_client ping -6 -c 1 -W 0.5 $NFG_S6 >/dev/null; then
+	[ $((tp - t2)) -ge 3000 ] || nfg_fail "v6: ping passed while the source is listed"
+	nfg_log "v6: ping sent $((tp - t2)) ms after the add began: the element may have expired, not asserted"
+fi
 expect_expiry tb6 $NFG_C6 $t2 $t3 3 "v6 element timeout 3"
 nfg_client ping -6 -c 1 -W 2 $NFG_S6 >/dev/null || nfg_fail "v6: ping still dropped after expiry"
 expect_expiry tb4 $NFG_C4 $t0 $t1 4 "v4 default timeout 4"
