@@ -920,6 +920,24 @@ static struct fake_ct *spare_key(struct nfg_kcl_table *t,
 }
 
 /*
+ * Leave @key with one entry its next insert's GC forgets: a SYN counted at
+ * time 100 whose conntrack was dropped after the rule, two jiffies ago.
+ */
+static void forgotten_key(struct nfg_kcl_table *t,
+			  const struct nfg_kcl_key *key,
+			  const struct fake_env *env)
+{
+	struct fake_ct *x;
+	unsigned int cnt;
+
+	fake_now = 100;
+	x = ct_new_state(0);
+	CHECK_EQ(conn_lim(t, *key, x, 100, env, &cnt), 0);
+	ct_put(x);
+	fake_now += 2;
+}
+
+/*
  * The entry an insert reuses (one its GC just forgot, or the node's spare)
  * does not get past the cap: with the cap lowered under the count, the
  * insert is refused (-ENOSPC, counted as a cap hit) and leaves the counts,
@@ -936,11 +954,7 @@ static void test_reuse_cap(void)
 
 	/* the entry the GC forgets (the previous, dropped SYN) */
 	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
-	fake_now = 100;
-	x = ct_new_state(0);
-	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
-	ct_put(x);
-	fake_now += 2;
+	forgotten_key(&t, &key, &flood);
 	nfg_kcl_max_conns = 0;
 	x = ct_new_state(0);
 	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), -ENOSPC);
@@ -996,11 +1010,7 @@ static void test_reinsert_reused(void)
 
 	/* a forgotten entry reused */
 	CHECK_EQ(nfg_kcl_table_init(&t, 64, 8, 5, false, &budget), 0);
-	fake_now = 100;
-	x = ct_new_state(0);
-	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
-	ct_put(x);
-	fake_now += 2;
+	forgotten_key(&t, &key, &flood);
 	x = ct_new_state(0);
 	shim_fail_alloc_in(1);
 	CHECK_EQ(conn_lim(&t, key, x, 100, &flood, &cnt), 0);
