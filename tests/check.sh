@@ -13,12 +13,15 @@
 # stage's .debs rebooted on each kernel; started when the package stage ends,
 # its boots run when the vm stage's have freed the QEMU slots). Stages after a failed deps/build stage are not run;
 # a failing test stage does not stop the later ones. Each stage's output is
-# shown as it runs and kept in build/check/STAGE.log; unit, install and
-# package run in the background, from the start of selftest (package on
-# into the vm stage: its seconds overlap the vm stage's, persist's include
-# its wait for package), and their logs are shown when they are joined.
+# shown as it runs and kept in build/check/STAGE.log; selftest runs in the
+# background from the end of deps (beside build and into the vm stage),
+# unit, install and package from the end of build (package on into the vm
+# stage; persist's seconds include its wait for package): their seconds
+# overlap, their logs are shown when they are joined. Guests get one QEMU
+# slot more than there are CPUs (NFG_VM_SLOTS, below).
 #
-# Ends with the kernel ABIs tested, a per-stage table, a per-case table
+# Ends with the kernel ABIs tested, a per-stage table (wall seconds and CPU
+# seconds: the machine's two CPUs are the budget), a per-case table
 # (slowest first) and "N passed, N failed" summed over the stages' own closing
 # lines (a stage that fails without one counts as one failure). Exit status
 # non-zero on any failure.
@@ -33,14 +36,26 @@ mkdir -p "$logs"
 budget=${NFG_CHECK_BUDGET:-2400}	# 40 minutes on a 2-CPU machine (CI stops at 90)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-declare -a st_name=() st_secs=() st_pass=() st_fail=() st_rc=()
+declare -a st_name=() st_secs=() st_cpu=() st_pass=() st_fail=() st_rc=()
 total_p=0 total_f=0 t_all=$(date +%s)
 
 kabis_now() { sed -n 's/^KABIS *= *//p' "$top/build/config.mk" 2>/dev/null; }
 
-# record NAME RC SECS: counts from the stage's closing line in its log.
+# cpu_secs: the CPU seconds (user + system) of the calling shell's waited-for
+# children so far, from bash's `times` (second line: children), rounded.
+# (`times` writes to a file: in a pipe or $(...) it would report a subshell's.)
+cpu_secs() {
+	local f=$logs/.times.$BASHPID
+	times >"$f"
+	awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } printf "%d\n", s + 0.5 }' "$f"
+	rm -f "$f"
+}
+
+# record NAME RC SECS: counts from the stage's closing line in its log, the
+# stage's CPU seconds from build/check/NAME.cpu (written by the stage's
+# subshell: guests' QEMU included, as everything a stage waits for).
 record() {
-	local name=$1 rc=$2 secs=$3 line p f
+	local name=$1 rc=$2 secs=$3 line p f cpu
 	line=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n 1)
 	if [ -n "$line" ]; then
 		line=${line#*: }
@@ -51,7 +66,8 @@ record() {
 		p=0 f=0
 	fi
 	[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
-	st_name+=("$name") st_secs+=("$secs") st_pass+=("$p") st_fail+=("$f") st_rc+=("$rc")
+	cpu=$(cat "$logs/$name.cpu" 2>/dev/null)
+	st_name+=("$name") st_secs+=("$secs") st_cpu+=("${cpu:--}") st_pass+=("$p") st_fail+=("$f") st_rc+=("$rc")
 	total_p=$((total_p + p)) total_f=$((total_f + f))
 	echo "======== [$name] exit $rc, ${secs}s"
 }
@@ -64,7 +80,12 @@ stage() {
 	echo "======== [$name] $*"
 	t0=$(date +%s)
 	set -o pipefail
-	"$@" 2>&1 | tee "$logs/$name.log"
+	(
+		"$@"
+		rc=$?
+		cpu_secs >"$logs/$name.cpu"
+		exit "$rc"
+	) 2>&1 | tee "$logs/$name.log"
 	rc=$?
 	set +o pipefail
 	record "$name" "$rc" $(($(date +%s) - t0))
@@ -83,7 +104,9 @@ stage_bg() {
 	(
 		t0=$(date +%s)
 		"$@" >"$logs/$name.log" 2>&1
-		echo "$? $(($(date +%s) - t0))" >"$logs/$name.rc"
+		rc=$?
+		cpu_secs >"$logs/$name.cpu"
+		echo "$rc $(($(date +%s) - t0))" >"$logs/$name.rc"
 	) &
 	bg_pid[$name]=$!
 }
@@ -105,23 +128,31 @@ after_package() {
 	"$@"
 }
 
+# QEMU slots: one more than the CPUs. A TCG guest keeps its host CPU busy
+# ~85% of the time (the rest: its timers, 9p round trips); with every guest
+# stage of make check CPU-bound, the third guest takes that idle time (the
+# benches keep one guest per CPU: make bench does not set this).
+export NFG_VM_SLOTS=${NFG_VM_SLOTS:-$((jobs + 1))}
+
 ok=1
 stage deps ./tests/deps.sh || ok=
+rm -f "$logs"/*.rc "$logs"/*.cpu
 if [ -n "$ok" ]; then
+	# The harness self-test needs no build of ours (it builds its own
+	# module and boots the kernels tests/deps.sh unpacked): it starts
+	# beside the build and runs on into the VM stage, whose guests share
+	# the QEMU slots with its boots; joined (its output shown) after the
+	# VM stage.
+	make -s build/config.mk >/dev/null 2>&1
+	stage_bg selftest make check-selftest
 	stage build make -j"$jobs" all || ok=
 fi
 if [ -n "$ok" ]; then
 	echo
 	echo "######## kernels under test (newest Debian 6.1, 6.12 and trixie-backports kernel that tests/deps.sh resolved): $(kabis_now)"
-	rm -f "$logs"/*.rc
 	stage_bg unit make check-unit
 	stage_bg install make check-install
 	stage_bg package env NFG_PKG_BOOT=0 ./tests/package/check.sh
-	stage selftest make check-selftest
-	stage_join unit
-	stage_join install
-	# The package stage usually outlasts the self-test (by 100-200 s, using
-	# about half of two CPUs): the VM stage starts now, beside it.
 	# tests/package/package_installed.sh boots with what the package stage installed
 	# (build/package/root-n, root-up): one more case in each kernel's queue,
 	# queued last (tests/vm/case-secs), which waits for the package stage's
@@ -135,21 +166,24 @@ if [ -n "$ok" ]; then
 	# tests/vm/chroot-kernel.cases, the others every case (budget: 40 min).
 	stage vm env NFG_VM_CHROOT_CASES=tests/vm/chroot-kernel.cases \
 		make check-vm CASES="$(echo tests/vm/cases/*.sh) tests/package/package_installed.sh"
+	stage_join unit
+	stage_join install
 	stage_join package
 	stage_join persist
 fi
+[ -z "${bg_pid[selftest]:-}" ] || stage_join selftest
 
 # ------------------------------------------------------------------ tables
 t_end=$(date +%s)
 echo
 echo "######## timing (make check on $(nproc) CPUs, kernels: $(kabis_now))"
-printf '%-10s %7s %7s %7s  %s\n' stage seconds passed failed status
+printf '%-10s %7s %7s %7s %7s  %s\n' stage seconds cpu-sec passed failed status
 for i in "${!st_name[@]}"; do
 	s=ok
 	[ "${st_rc[$i]}" -eq 0 ] || s="FAILED (exit ${st_rc[$i]})"
-	printf '%-10s %7s %7s %7s  %s\n' "${st_name[$i]}" "${st_secs[$i]}" "${st_pass[$i]}" "${st_fail[$i]}" "$s"
+	printf '%-10s %7s %7s %7s %7s  %s\n' "${st_name[$i]}" "${st_secs[$i]}" "${st_cpu[$i]}" "${st_pass[$i]}" "${st_fail[$i]}" "$s"
 done
-printf '%-10s %7s\n' total $((t_end - t_all))
+printf '%-10s %7s %7s\n' total $((t_end - t_all)) "$(cpu_secs)"
 
 # vm_outs ABI: the results dirs of the last VM run on ABI (tests/vm/check.sh:
 # check, and check.N when it split a kernel's cases over several boots).
