@@ -2227,47 +2227,60 @@ static bool lazy_fold(struct nfg_rs_core *c, u64 now, bool *again)
 }
 
 /*
- * Adds below the threshold (half the array's ranges) never rebuild the
- * array, however many ticks the work looks at them while they come;
- * they match from the hash. The add that reaches it folds them all.
+ * Adds below the hash's bound (two entries per bucket) never rebuild the
+ * array, however many ticks the work looks at them while they come and
+ * however small the array is next to them (a share of the array's size is
+ * no reason: the rebuild is spread over a whole hashful of adds); they
+ * match from the hash. The add that reaches the bound folds them all.
  */
 static void test_dyn_lazy_threshold(void)
 {
 	struct nfg_rs_core c;
 	bool again;
-	u32 i;
+	u32 i, bound;
 	u64 now = 1;
 
 	lazy_set(&c, 100, 1000);
-	for (i = 0; i < 49; i++) {
+	/* 64 buckets (still empty: no entry hashed with the old mask) */
+	rcu_dereference(c.dyn)->hmask = 63;
+	bound = NFG_RS_FOLD_LOAD * 64;
+	for (i = 0; i + 1 < bound; i++) {
 		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, now),
 			 NFG_RS_DYN_DONE);
 		/* the work looks after every add, never quiet for a second */
-		CHECK(!lazy_fold(&c, now, &again));
+		if (lazy_fold(&c, now, &again)) {
+			fail_at(__FILE__, __LINE__,
+				"folded at %u pending, 100 ranges, bound %u",
+				i + 1, bound);
+			break;
+		}
 		CHECK(again);
 		now++;
 	}
-	CHECK_EQ(dyn_count(&c), 49);
+	CHECK_EQ(dyn_count(&c), bound - 1);
 	CHECK_EQ(c.count, 100);
-	for (i = 0; i < 49; i++)
+	for (i = 0; i + 1 < bound; i++)
 		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
-	CHECK(!nfg_rs_core_match4(&c, 99, now));
-	CHECK_EQ(dadd4(&c, 99, 32, 0, false, now), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 2 * bound - 1, now));
+	CHECK_EQ(dadd4(&c, 2 * bound - 1, 32, 0, false, now), NFG_RS_DYN_DONE);
 	CHECK(lazy_fold(&c, now, &again));
 	CHECK(!again);
 	CHECK_EQ(dyn_count(&c), 0);
-	CHECK_EQ(c.count, 150);
-	for (i = 0; i < 50; i++)
+	CHECK_EQ(c.count, 100 + bound);
+	for (i = 0; i < bound; i++)
 		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
 	/* nothing pending: nothing to do, no rebuild */
 	CHECK(!lazy_fold(&c, now, &again));
 	CHECK(!again);
 	set_fini(&c);
 
-	/* an empty set: the first entry already pays */
+	/* an empty set: the entry waits like any other, for a quiet second */
 	dyn_set(&c, false, 1000);
 	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
-	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(!lazy_fold(&c, 1, &again));
+	CHECK(again);
+	CHECK(nfg_rs_core_match4(&c, 5, 1));
+	CHECK(lazy_fold(&c, 1 + HZ, &again));
 	CHECK(!again);
 	EXPECT(&c, r4(5, 5));
 	set_fini(&c);
@@ -2295,7 +2308,6 @@ static void test_dyn_lazy_bound(void)
 	/* 4 buckets (still empty: no entry hashed with the old mask) */
 	dyn->hmask = 3;
 	bound = NFG_RS_FOLD_LOAD * 4;
-	CHECK(bound * NFG_RS_FOLD_RATIO < 100);
 	for (i = 0; i + 1 < bound; i++) {
 		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, 1),
 			 NFG_RS_DYN_DONE);
@@ -2397,17 +2409,20 @@ static void test_dyn_race_lazy(void)
 	dyn_set(&c, false, 1000);
 	CHECK_EQ(add1(&c, r4(1000, 1000)), 0);
 	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	/* due after a quiet second (the work's first look starts it) */
+	CHECK(!lazy_fold(&c, 1, &again));
 	race_arm(&c, RS_RACE_FOLD, race_add_delete);
-	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(lazy_fold(&c, 1 + HZ, &again));
 	CHECK_EQ(race.ran, 1);
 	CHECK(!again);
 	CHECK_EQ(dyn_count(&c), 0);
 	EXPECT(&c, r4(3, 3), r4(5, 5));
 
 	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK(!lazy_fold(&c, 1 + HZ, &again));
 	race_arm(&c, RS_RACE_FOLD, race_cp_add);
 	gen = c.gen;
-	CHECK_EQ(nfg_rs_core_fold_lazy(&c, 1, &again), 0);
+	CHECK_EQ(nfg_rs_core_fold_lazy(&c, 1 + 2 * HZ, &again), 0);
 	CHECK_EQ(race.ran, 1);
 	CHECK(!again);
 	/* the control plane's publication only */
