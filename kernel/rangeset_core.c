@@ -724,10 +724,19 @@ static u64 rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root,
  * rangeset_dyn_core.c (nfg_rs_overlay_next()). The output is built as the tree would
  * hold it: parts merged where they touch with the same expiry (the tree
  * keeps that form after every operation, so the result is the same set
- * of ranges, not only the same addresses). It runs twice: once to count
- * (and to see whether anything changes at all), once to fill the new
- * array.
+ * of ranges, not only the same addresses). It runs once, filling an array
+ * of the result's most ranges (the old ones plus two per entry: every
+ * range of the result starts at an old range's start or at an entry's
+ * first address or the one after its last), which is then compacted in
+ * place (rs_array_compact()); it also tells whether anything changes at
+ * all. Above NFG_RS_MERGE_ONCE_MAX ranges of room, or if that room were
+ * ever short, it runs twice instead: once to count, once to fill an
+ * array of exactly that many.
  */
+#define NFG_RS_MERGE_ONCE_MAX	(2 * NFG_RS_MAXELEM_LIMIT)
+/* Room per entry: 2; a variable for the unit tests, which make it short. */
+static u32 nfg_rs_merge_room = 2;
+
 struct rs_merge {
 	struct nfg_rs_core		*core;
 	const struct nfg_rs_array	*old;
@@ -737,6 +746,9 @@ struct rs_merge {
 	bool				expire;	/* drop ranges expired at @now */
 	/* the pass's output: the array being filled (NULL: counting) */
 	struct nfg_rs_array		*arr;
+	/* @arr is the room for the most ranges; it was short */
+	bool				room;
+	bool				short_room;
 	u32				count;
 	u32				expired;
 	u64				next;	/* earliest expiry kept */
@@ -763,7 +775,7 @@ static void rs_merge_flush(struct rs_merge *m)
 		m->same = false;
 		return;
 	}
-	if (!arr && m->same) {
+	if (m->same) {
 		m->same = m->old && i < m->old->count;
 		if (m->same) {
 			nfg_rs_array_range(m->old, i, &o);
@@ -772,9 +784,11 @@ static void rs_merge_flush(struct rs_merge *m)
 				  o.expires == r->expires;
 		}
 	}
-	if (arr) {
-		if (WARN_ON_ONCE(i >= arr->count))
-			return;
+	if (arr && i >= arr->count) {
+		/* only the room for the most ranges may be short (a bug) */
+		WARN_ON_ONCE(!m->room);
+		m->short_room = true;
+	} else if (arr) {
 		if (arr->v6) {
 			rs_starts6(arr)[i] = r->start;
 			rs_ends6(arr)[i] = r->end;
@@ -864,7 +878,10 @@ static u32 rs_merge_bulk(struct rs_merge *m, u32 from,
 			continue;
 		}
 		c = m->count;
-		if (arr && !WARN_ON_ONCE(c >= arr->count)) {
+		if (arr && c >= arr->count) {
+			WARN_ON_ONCE(!m->room);
+			m->short_room = true;
+		} else if (arr) {
 			if (arr->v6) {
 				rs_starts6(arr)[c] = rs_cstarts6(old)[i];
 				rs_ends6(arr)[c] = rs_cends6(old)[i];
@@ -970,13 +987,47 @@ static int rs_merge_pass(struct rs_merge *m)
 	return m->ov.bad ? -EINVAL : 0;
 }
 
-/* The filling pass, into a new array (NULL when the set ends empty). */
+/*
+ * An array filled with room for more (allocated timed, for @cap ranges)
+ * holds @count: move its ends and expiries down behind its starts, and
+ * put the index (its room is there: the index of @count ranges is no
+ * larger) right after them. Nothing published reads it yet.
+ */
+static void rs_array_compact(struct nfg_rs_array *arr, u32 count, u64 next)
+{
+	size_t esz = arr->v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
+	size_t cap = arr->count;
+	char *d = (char *)arr->data;
+
+	memmove(d + count * esz, d + cap * esz, count * esz);
+	if (next)
+		memmove(d + 2 * count * esz, d + 2 * cap * esz,
+			count * sizeof(u64));
+	arr->count = count;
+	arr->timed = next != 0;
+	arr->ibits = rs_idx_bits(count);
+	arr->idx = arr->ibits ? (const u32 *)(d + 2 * count * esz +
+					      (next ? count * sizeof(u64) : 0)) :
+				NULL;
+}
+
+/* The new array (NULL when the set ends empty), filled by the pass. */
 static int rs_merge_fill(struct rs_merge *m, struct nfg_rs_array **new)
 {
 	u32 count = m->count;
 	u64 next = m->next;
 
 	*new = NULL;
+	if (m->arr) {
+		/* the one pass filled it */
+		if (count)
+			rs_array_compact(m->arr, count, next);
+		else
+			nfg_rs_array_put(m->arr);
+		*new = count ? m->arr : NULL;
+		m->arr = NULL;
+		return 0;
+	}
 	if (!count)
 		return 0;
 	m->arr = rs_array_alloc(count, m->core->v6, next != 0);
@@ -1113,6 +1164,7 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 			 bool expire, u32 allow, u32 *expired)
 {
 	struct rs_merge *m;
+	u64 room;
 	int err;
 
 	*expired = 0;
@@ -1127,7 +1179,25 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 	m->now = now;
 	m->expire = expire;
 	m->arr = NULL;
+	m->short_room = false;
+	/* one pass into room for the most ranges (see struct rs_merge) */
+	room = (u64)(m->old ? m->old->count : 0) + nfg_rs_merge_room * (u64)n;
+	m->room = room <= NFG_RS_MERGE_ONCE_MAX;
+	if (m->room && room) {
+		m->arr = rs_array_alloc(room, core->v6, true);
+		if (!m->arr) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	err = rs_merge_pass(m);
+	if (!err && m->short_room) {
+		/* count, then fill an array of that many */
+		nfg_rs_array_put(m->arr);
+		m->arr = NULL;
+		m->room = false;
+		err = rs_merge_pass(m);
+	}
 	if (err || m->same)
 		goto out;
 	err = rs_publish_count(core, m->count, allow, false, m);
@@ -1140,6 +1210,8 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 		WRITE_ONCE(core->tree_stale, true);
 	}
 out:
+	/* not published: nothing changes, or it does not fit */
+	nfg_rs_array_put(m->arr);
 	kfree(m);
 	return err;
 }

@@ -2985,6 +2985,21 @@ static void test_dyn_merge_random_v4_small(void)
 	merge_random(0x3e7b2, &(struct merge_cfg){ .u = 64 }, 60);
 }
 
+/*
+ * The merge's one pass with too little room (never with the room it
+ * takes, old ranges + 2 per entry): it counts and fills an exact array
+ * in a second pass instead, with the same result.
+ */
+static void test_dyn_merge_short_room(void)
+{
+	nfg_rs_merge_room = 0;
+	merge_random(0x3e7c3, &(struct merge_cfg){ .u = 1024 }, 20);
+	merge_random(0x3e7c4, &(struct merge_cfg){ .v6 = true, .u = 1024 }, 10);
+	nfg_rs_merge_room = 1;
+	merge_random(0x3e7c5, &(struct merge_cfg){ .u = 64 }, 20);
+	nfg_rs_merge_room = 2;
+}
+
 /* Allocation failures in the merge and in the fallback through the tree. */
 static void test_dyn_merge_random_enomem(void)
 {
@@ -3379,6 +3394,7 @@ int main(void)
 	run("dyn_merge_random_v6_wide", test_dyn_merge_random_v6_wide);
 	run("dyn_merge_random_v4_small", test_dyn_merge_random_v4_small);
 	run("dyn_merge_random_enomem", test_dyn_merge_random_enomem);
+	run("dyn_merge_short_room", test_dyn_merge_short_room);
 	run("dyn_race_copy", test_dyn_race_copy);
 	run("dyn_fold_cap", test_dyn_fold_cap);
 	run("dyn_gc_batch", test_dyn_gc_batch);
