@@ -40,6 +40,10 @@
 # ipset, one after the other) overhead ratios, which a floor drifting between
 # rounds does not move (rs_triples; file BENCH-triples.md): the ratio the
 # issue's goal is about.
+# On a shared machine wall-clock samples do not resolve 1 us per packet
+# (doc/TESTING.md); NFG_VM_QEMU_ARGS="-icount shift=3,sleep=off" for run.sh
+# makes the guest's clock count instructions (8 ns each): steady to a few
+# percent whatever the host's load, at the price of counting no cache miss.
 # 9 rounds unless NFB_ROUNDS says otherwise; samples of 6 s (NFB_SECS): a
 # sample must hold a whole cycle of the fold (issue 29: due at the hash's
 # bound, 2 x 65536 entries, ~2.7 s of this flood), or it would leave out the
