@@ -52,7 +52,7 @@ struct nfg_rangeset {
 	 * first one (nfg_rs_fold_kick()) and every tick while some are
 	 * pending, and folds them into the array when it pays
 	 * (nfg_rs_core_fold_lazy()): one publication per tick at most, and
-	 * one per 1/NFG_RS_FOLD_RATIO of the array's ranges in a flood.
+	 * one per hashful of adds (NFG_RS_FOLD_LOAD per bucket) in a flood.
 	 * Cancelled (sync) by the last put, before expire_work, which it
 	 * arms.
 	 */

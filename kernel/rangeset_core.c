@@ -29,8 +29,17 @@
  *  - The packet path searches an immutable sorted array (struct
  *    nfg_rs_array) published with rcu_assign_pointer(). IPv4 sets store
  *    u32 starts[] and ends[] (a binary search over starts[] touches few
- *    cache lines), IPv6 sets 128-bit keys. A lookup is a binary search
- *    under RCU: no lock, no atomic write; only per-CPU counters change.
+ *    cache lines), IPv6 sets 128-bit keys. Arrays of NFG_RS_IDX_MIN
+ *    ranges or more carry an index built with them before they are
+ *    published: for each value of the top bits of an address (as many
+ *    bits as log2 of the ranges, 16 at most), the ranges starting there,
+ *    so that a search looks at the one or two ranges of its slot (and the
+ *    last one before it) instead of log2(count) cache lines of the
+ *    starts; ranges crowded into a few slots cost a binary search of
+ *    their slot, never more than without the index. A lookup is that
+ *    search under RCU: no lock, no atomic write; only per-CPU counters
+ *    change. The packet path's adds and deletes ("already present?")
+ *    search the same way.
  *
  * One request carries a batch of ranges. All of them are validated first,
  * then applied to the tree one by one, and the array is rebuilt from the
@@ -193,15 +202,38 @@ static u64 *rs_expires(struct nfg_rs_array *arr)
 	return arr->data + (arr->v6 ? 4 : 1) * (size_t)arr->count;
 }
 
+/* Bits of the index of @count ranges: 2^bits <= count, 0 for none. */
+static u8 rs_idx_bits(u32 count)
+{
+	if (count < NFG_RS_IDX_MIN)
+		return 0;
+	return min_t(u32, fls(count) - 1, NFG_RS_IDX_MAX_BITS);
+}
+
+/* Top @bits bits of a start: its slot of the index. */
+static u32 rs_idx_slot4(u32 addr, u8 bits)
+{
+	return addr >> (32 - bits);
+}
+
+static u32 rs_idx_slot6(const struct nfg_rs_key *key, u8 bits)
+{
+	return key->hi >> (64 - bits);
+}
+
 static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6, bool timed)
 {
 	size_t esz = v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
+	u8 ibits = rs_idx_bits(count);
 	struct nfg_rs_array *arr;
-	size_t size;
+	size_t size, ioff;
 
 	size = size_add(sizeof(*arr), array3_size(2, esz, count));
 	if (timed)
 		size = size_add(size, array_size(sizeof(u64), count));
+	ioff = size;
+	if (ibits)
+		size = size_add(size, array_size(sizeof(u32), BIT(ibits) + 1));
 	arr = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!arr)
 		return NULL;
@@ -210,8 +242,53 @@ static struct nfg_rs_array *rs_array_alloc(u32 count, bool v6, bool timed)
 	arr->count = count;
 	arr->v6 = v6;
 	arr->timed = timed;
+	arr->ibits = ibits;
+	arr->idx = ibits ? (const u32 *)((const char *)arr + ioff) : NULL;
 	arr->memsize = size;
 	return arr;
+}
+
+/*
+ * Fill the index of a new array from its starts (before it is published):
+ * idx[h] = the ranges whose start's top bits are below h. Process context.
+ */
+static void rs_array_index(struct nfg_rs_array *arr)
+{
+	u32 *idx = (u32 *)arr->idx, nb, h = 0, i, t;
+
+	if (!arr->ibits)
+		return;
+	nb = BIT(arr->ibits);
+	for (i = 0; i < arr->count; i++) {
+		t = arr->v6 ? rs_idx_slot6(&rs_starts6(arr)[i], arr->ibits) :
+			      rs_idx_slot4(rs_starts4(arr)[i], arr->ibits);
+		while (h <= t)
+			idx[h++] = i;
+		if ((i + 1) % NFG_RS_RESCHED_EVERY == 0)
+			cond_resched();
+	}
+	while (h <= nb)
+		idx[h++] = arr->count;
+}
+
+/*
+ * The window of ranges a search for @slot's addresses needs: from the
+ * last range starting in an earlier slot to the last one in @slot, as
+ * *@base and the count returned (0: no range starts at or before @slot's
+ * end). Without an index, the whole array.
+ */
+static u32 rs_idx_window(const struct nfg_rs_array *arr, u32 slot, u32 *base)
+{
+	u32 lo, hi;
+
+	if (!arr->ibits) {
+		*base = 0;
+		return arr->count;
+	}
+	lo = arr->idx[slot];
+	hi = arr->idx[slot + 1];
+	*base = lo ? lo - 1 : 0;
+	return hi - *base;
 }
 
 void nfg_rs_array_put(struct nfg_rs_array *arr)
@@ -238,86 +315,87 @@ void nfg_rs_array_range(const struct nfg_rs_array *arr, u32 i,
 }
 
 /*
- * Binary search for the last range whose start is <= the address, then
- * check its end. The loop keeps the candidate window [base, base + n):
- * everything before base starts at or below the address, so the answer
- * is never left of base. No early exit, so the loop runs log2(count)
- * times and the compiler can make the step branch-free.
+ * Index of the last range of @arr starting at or below the address, or
+ * -1: a binary search of the window the index gives (the whole array
+ * without an index) for the last start <= the address. The loop keeps the
+ * candidate window [base, base + n): everything before base starts at or
+ * below the address, so the answer is never left of base. No early exit,
+ * so the loop runs log2(n) times and the compiler can make the step
+ * branch-free. Reads the starts alone (one cache line per step), then the
+ * caller the one range.
  */
-bool nfg_rs_array_lookup4(const struct nfg_rs_array *arr, u32 addr)
+static s64 rs_array_find4(const struct nfg_rs_array *arr, u32 addr)
 {
 	const u32 *start, *base;
-	u32 n, half;
+	u32 b, n, half;
 
 	if (!arr || !arr->count)
-		return false;
+		return -1;
+	n = rs_idx_window(arr, arr->ibits ? rs_idx_slot4(addr, arr->ibits) : 0,
+			  &b);
+	if (!n)
+		return -1;
 	start = rs_cstarts4(arr);
-	base = start;
-	n = arr->count;
+	base = start + b;
 	while (n > 1) {
 		half = n / 2;
 		if (base[half] <= addr)
 			base += half;
 		n -= half;
 	}
-	return *base <= addr && addr <= rs_cends4(arr)[base - start];
+	return *base <= addr ? base - start : -1;
 }
 
-bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
+static s64 rs_array_find6(const struct nfg_rs_array *arr,
 			  const struct nfg_rs_key *key)
 {
 	const struct nfg_rs_key *start, *base;
-	u32 n, half;
+	u32 b, n, half;
 
 	if (!arr || !arr->count)
-		return false;
+		return -1;
+	n = rs_idx_window(arr, arr->ibits ? rs_idx_slot6(key, arr->ibits) : 0,
+			  &b);
+	if (!n)
+		return -1;
 	start = rs_cstarts6(arr);
-	base = start;
-	n = arr->count;
+	base = start + b;
 	while (n > 1) {
 		half = n / 2;
 		if (rs_key_le(&base[half], key))
 			base += half;
 		n -= half;
 	}
-	return rs_key_le(base, key) && rs_key_le(key, &rs_cends6(arr)[base - start]);
+	return rs_key_le(base, key) ? base - start : -1;
+}
+
+bool nfg_rs_array_lookup4(const struct nfg_rs_array *arr, u32 addr)
+{
+	s64 i = rs_array_find4(arr, addr);
+
+	return i >= 0 && addr <= rs_cends4(arr)[i];
+}
+
+bool nfg_rs_array_lookup6(const struct nfg_rs_array *arr,
+			  const struct nfg_rs_key *key)
+{
+	s64 i = rs_array_find6(arr, key);
+
+	return i >= 0 && rs_key_le(key, &rs_cends6(arr)[i]);
 }
 
 /*
- * Index of the last range of @arr starting at or below @key, or -1. The
- * packet path's adds and deletes call it: like the lookups, it reads the
- * starts alone (one cache line per step), then the caller the one range.
+ * Index of the last range of @arr starting at or below @key, or -1: for
+ * the packet path's adds and deletes.
  */
 static s64 rs_array_find(const struct nfg_rs_array *arr,
 			 const struct nfg_rs_key *key)
 {
-	u32 base = 0, n, half, addr;
-	const u32 *start4;
-
-	if (!arr || !arr->count)
+	if (!arr)
 		return -1;
-	n = arr->count;
-	if (arr->v6) {
-		const struct nfg_rs_key *start = rs_cstarts6(arr);
-
-		while (n > 1) {
-			half = n / 2;
-			if (rs_key_le(&start[base + half], key))
-				base += half;
-			n -= half;
-		}
-		return rs_key_le(&start[base], key) ? (s64)base : -1;
-	}
 	/* an IPv4 set's keys are below 2^32 */
-	addr = lower_32_bits(key->lo);
-	start4 = rs_cstarts4(arr);
-	while (n > 1) {
-		half = n / 2;
-		if (start4[base + half] <= addr)
-			base += half;
-		n -= half;
-	}
-	return start4[base] <= addr ? (s64)base : -1;
+	return arr->v6 ? rs_array_find6(arr, key) :
+			 rs_array_find4(arr, lower_32_bits(key->lo));
 }
 
 /* Is all of [start, end] in one unexpired range of @arr? */
@@ -646,10 +724,19 @@ static u64 rs_array_fill(struct nfg_rs_array *arr, const struct rb_root *root,
  * rangeset_dyn_core.c (nfg_rs_overlay_next()). The output is built as the tree would
  * hold it: parts merged where they touch with the same expiry (the tree
  * keeps that form after every operation, so the result is the same set
- * of ranges, not only the same addresses). It runs twice: once to count
- * (and to see whether anything changes at all), once to fill the new
- * array.
+ * of ranges, not only the same addresses). It runs once, filling an array
+ * of the result's most ranges (the old ones plus two per entry: every
+ * range of the result starts at an old range's start or at an entry's
+ * first address or the one after its last), which is then compacted in
+ * place (rs_array_compact()); it also tells whether anything changes at
+ * all. Above NFG_RS_MERGE_ONCE_MAX ranges of room, or if that room were
+ * ever short, it runs twice instead: once to count, once to fill an
+ * array of exactly that many.
  */
+#define NFG_RS_MERGE_ONCE_MAX	(2 * NFG_RS_MAXELEM_LIMIT)
+/* Room per entry: 2; a variable for the unit tests, which make it short. */
+static u32 nfg_rs_merge_room = 2;
+
 struct rs_merge {
 	struct nfg_rs_core		*core;
 	const struct nfg_rs_array	*old;
@@ -659,6 +746,9 @@ struct rs_merge {
 	bool				expire;	/* drop ranges expired at @now */
 	/* the pass's output: the array being filled (NULL: counting) */
 	struct nfg_rs_array		*arr;
+	/* @arr is the room for the most ranges; it was short */
+	bool				room;
+	bool				short_room;
 	u32				count;
 	u32				expired;
 	u64				next;	/* earliest expiry kept */
@@ -685,7 +775,7 @@ static void rs_merge_flush(struct rs_merge *m)
 		m->same = false;
 		return;
 	}
-	if (!arr && m->same) {
+	if (m->same) {
 		m->same = m->old && i < m->old->count;
 		if (m->same) {
 			nfg_rs_array_range(m->old, i, &o);
@@ -694,9 +784,11 @@ static void rs_merge_flush(struct rs_merge *m)
 				  o.expires == r->expires;
 		}
 	}
-	if (arr) {
-		if (WARN_ON_ONCE(i >= arr->count))
-			return;
+	if (arr && i >= arr->count) {
+		/* only the room for the most ranges may be short (a bug) */
+		WARN_ON_ONCE(!m->room);
+		m->short_room = true;
+	} else if (arr) {
 		if (arr->v6) {
 			rs_starts6(arr)[i] = r->start;
 			rs_ends6(arr)[i] = r->end;
@@ -786,7 +878,10 @@ static u32 rs_merge_bulk(struct rs_merge *m, u32 from,
 			continue;
 		}
 		c = m->count;
-		if (arr && !WARN_ON_ONCE(c >= arr->count)) {
+		if (arr && c >= arr->count) {
+			WARN_ON_ONCE(!m->room);
+			m->short_room = true;
+		} else if (arr) {
 			if (arr->v6) {
 				rs_starts6(arr)[c] = rs_cstarts6(old)[i];
 				rs_ends6(arr)[c] = rs_cends6(old)[i];
@@ -892,13 +987,47 @@ static int rs_merge_pass(struct rs_merge *m)
 	return m->ov.bad ? -EINVAL : 0;
 }
 
-/* The filling pass, into a new array (NULL when the set ends empty). */
+/*
+ * An array filled with room for more (allocated timed, for @cap ranges)
+ * holds @count: move its ends and expiries down behind its starts, and
+ * put the index (its room is there: the index of @count ranges is no
+ * larger) right after them. Nothing published reads it yet.
+ */
+static void rs_array_compact(struct nfg_rs_array *arr, u32 count, u64 next)
+{
+	size_t esz = arr->v6 ? sizeof(struct nfg_rs_key) : sizeof(u32);
+	size_t cap = arr->count;
+	char *d = (char *)arr->data;
+
+	memmove(d + count * esz, d + cap * esz, count * esz);
+	if (next)
+		memmove(d + 2 * count * esz, d + 2 * cap * esz,
+			count * sizeof(u64));
+	arr->count = count;
+	arr->timed = next != 0;
+	arr->ibits = rs_idx_bits(count);
+	arr->idx = arr->ibits ? (const u32 *)(d + 2 * count * esz +
+					      (next ? count * sizeof(u64) : 0)) :
+				NULL;
+}
+
+/* The new array (NULL when the set ends empty), filled by the pass. */
 static int rs_merge_fill(struct rs_merge *m, struct nfg_rs_array **new)
 {
 	u32 count = m->count;
 	u64 next = m->next;
 
 	*new = NULL;
+	if (m->arr) {
+		/* the one pass filled it */
+		if (count)
+			rs_array_compact(m->arr, count, next);
+		else
+			nfg_rs_array_put(m->arr);
+		*new = count ? m->arr : NULL;
+		m->arr = NULL;
+		return 0;
+	}
 	if (!count)
 		return 0;
 	m->arr = rs_array_alloc(count, m->core->v6, next != 0);
@@ -951,6 +1080,8 @@ static int rs_publish(struct nfg_rs_core *core, struct rs_merge *m)
 	}
 	if (new && !next)
 		new->timed = false;
+	if (new)
+		rs_array_index(new);
 	rcu_assign_pointer(core->arr, new);
 	nfg_rs_gen_bump(core);
 	WRITE_ONCE(core->next_expiry, next);
@@ -1033,6 +1164,7 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 			 bool expire, u32 allow, u32 *expired)
 {
 	struct rs_merge *m;
+	u64 room;
 	int err;
 
 	*expired = 0;
@@ -1047,7 +1179,25 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 	m->now = now;
 	m->expire = expire;
 	m->arr = NULL;
+	m->short_room = false;
+	/* one pass into room for the most ranges (see struct rs_merge) */
+	room = (u64)(m->old ? m->old->count : 0) + nfg_rs_merge_room * (u64)n;
+	m->room = room <= NFG_RS_MERGE_ONCE_MAX;
+	if (m->room && room) {
+		m->arr = rs_array_alloc(room, core->v6, true);
+		if (!m->arr) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	err = rs_merge_pass(m);
+	if (!err && m->short_room) {
+		/* count, then fill an array of that many */
+		nfg_rs_array_put(m->arr);
+		m->arr = NULL;
+		m->room = false;
+		err = rs_merge_pass(m);
+	}
 	if (err || m->same)
 		goto out;
 	err = rs_publish_count(core, m->count, allow, false, m);
@@ -1060,6 +1210,8 @@ int nfg_rs_merge_publish(struct nfg_rs_core *core,
 		WRITE_ONCE(core->tree_stale, true);
 	}
 out:
+	/* not published: nothing changes, or it does not fit */
+	nfg_rs_array_put(m->arr);
 	kfree(m);
 	return err;
 }

@@ -45,15 +45,28 @@ struct nfg_rs_range {
  * Immutable sorted array of disjoint ranges (adjacent ones only when their
  * expiries differ): what the packet path searches. Layout of data[]: IPv4:
  * u32 starts[count], u32 ends[count]; IPv6: struct nfg_rs_key
- * starts[count], ends[count]; then, if @timed, u64 expires[count] (read by
- * dumps and rollbacks only, never by a lookup).
+ * starts[count], ends[count]; then, if allocated timed, u64
+ * expires[count] (read by dumps and rollbacks only, never by a lookup);
+ * then the index (@idx), when @ibits is not 0.
+ *
+ * The index: the ranges whose start has the top @ibits bits h (of the
+ * IPv4 address, of an IPv6 key's @hi) are idx[h] .. idx[h + 1] - 1, so a
+ * search for the last start at or below an address looks only between
+ * idx[h] - 1 and idx[h + 1] - 1: one or two cache lines instead of
+ * log2(count) misses. 2^ibits <= count (no index below
+ * NFG_RS_IDX_MIN ranges; at most 2^NFG_RS_IDX_MAX_BITS + 1 entries).
  */
+#define NFG_RS_IDX_MIN		64
+#define NFG_RS_IDX_MAX_BITS	16
+
 struct nfg_rs_array {
 	struct rcu_head	rcu;
 	refcount_t	ref;
 	u32		count;
 	bool		v6;
 	bool		timed;
+	u8		ibits;
+	const u32	*idx;
 	size_t		memsize;
 	u64		data[];
 };

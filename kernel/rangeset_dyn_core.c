@@ -91,10 +91,10 @@
  * may wait there: the set's fold work (rangeset_nl.c) looks a tick after
  * the first packet-path change and every tick while entries are pending,
  * and folds only when it pays (nfg_rs_core_fold_lazy(), rs_fold_due()):
- * pending entries at least half the array's ranges (so a flood rebuilds
- * the array once per that many adds, not once per tick), or two per bucket
- * (the hash's bound: probes stay short), or an entry expired, or the set
- * has been quiet for a second, or entries have waited 5 s. The expiry work
+ * at the hash's bound, two entries per bucket (probes stay short; a flood
+ * rebuilds the array once per that many adds, 131072 in the largest
+ * hash, whatever the array's size), or an entry expired, or the set has
+ * been quiet for a second, or entries have waited 5 s. The expiry work
  * folds too, into the same publication as the ranges it expires. ADD, DEL,
  * TEST, SWAP and LIST's snapshot fold first (at the current jiffies64, so
  * expired entries are dropped, not brought back), under the set's lock, so
@@ -1640,33 +1640,27 @@ int nfg_rs_core_fold(struct nfg_rs_core *core, u64 now)
 }
 
 /*
- * When a fold pays (see "Folding" above): the pending entries are at
- * least 1/NFG_RS_FOLD_RATIO of the array's ranges, so that the O(ranges)
- * rebuild is spread over that many adds; or they fill the hash to
- * NFG_RS_FOLD_LOAD entries per bucket (the lookups' probe stays short,
- * and this bounds the hash); or one of them expired (its memory and its
- * slot of maxelem go back at its time, give or take a tick); or no new
- * change came for NFG_RS_FOLD_QUIET (the set is quiet: lookups go back to
- * the array alone); or entries have been pending for NFG_RS_FOLD_WAIT (a
- * steady trickle folds that often, whatever the set's size).
+ * When a fold pays (see "Folding" above): the pending entries fill the
+ * hash to NFG_RS_FOLD_LOAD entries per bucket (the lookups' probe stays
+ * short, and this bounds the hash; the O(ranges + entries) rebuild is
+ * spread over as many adds as the hash holds, not a share of the array's
+ * size: a flood into a set of 100k ranges pays one rebuild per 131072
+ * adds, not per 50k); or one of them expired (its memory and its slot of
+ * maxelem go back at its time, give or take a tick); or no new change came
+ * for NFG_RS_FOLD_QUIET (the set is quiet: lookups go back to the array
+ * alone); or entries have been pending for NFG_RS_FOLD_WAIT (a steady
+ * trickle folds that often, whatever the set's size).
  */
-#define NFG_RS_FOLD_RATIO	2
 #define NFG_RS_FOLD_LOAD	2
 #define NFG_RS_FOLD_QUIET	HZ
 #define NFG_RS_FOLD_WAIT	(5 * HZ)
 
 /* Is a fold due at @now? The fold work's single caller; any context. */
-static bool rs_fold_due(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn,
-			u64 now)
+static bool rs_fold_due(struct nfg_rs_dyn *dyn, u64 now)
 {
-	const struct nfg_rs_array *arr;
-	u64 ranges, seq, exp, since;
+	u64 seq, exp, since;
 	u32 n;
 
-	rcu_read_lock();
-	arr = rcu_dereference(core->arr);
-	ranges = arr ? arr->count : 0;
-	rcu_read_unlock();
 	n = atomic_read(&dyn->entries);
 	seq = atomic64_read(&dyn->seq);
 	exp = atomic64_read(&dyn->min_exp);
@@ -1679,8 +1673,7 @@ static bool rs_fold_due(struct nfg_rs_core *core, struct nfg_rs_dyn *dyn,
 		dyn->last_seq = seq;
 		dyn->quiet_since = now;
 	}
-	return (u64)n * NFG_RS_FOLD_RATIO >= ranges ||
-	       (u64)n >= (u64)NFG_RS_FOLD_LOAD * (dyn->hmask + 1) ||
+	return (u64)n >= (u64)NFG_RS_FOLD_LOAD * (dyn->hmask + 1) ||
 	       (exp && exp <= now) ||
 	       now - dyn->quiet_since >= NFG_RS_FOLD_QUIET ||
 	       now - since >= NFG_RS_FOLD_WAIT;
@@ -1710,7 +1703,7 @@ int nfg_rs_core_fold_lazy(struct nfg_rs_core *core, u64 now, bool *again)
 	*again = false;
 	if (!dyn || !atomic_read(&dyn->entries))
 		return 0;
-	if (!rs_fold_due(core, dyn, now)) {
+	if (!rs_fold_due(dyn, now)) {
 		*again = true;
 		return 0;
 	}

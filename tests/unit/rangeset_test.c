@@ -113,6 +113,50 @@ static const struct nfg_rs_array *published(struct nfg_rs_core *c)
 }
 
 /*
+ * The array's index (see struct nfg_rs_array), recomputed from its starts
+ * the slow way: idx[h] = how many starts lie below slot h's first address.
+ */
+static bool check_index_at(const struct nfg_rs_array *arr, const char *file,
+			   int line)
+{
+	struct nfg_rs_range r;
+	u32 h, i = 0, nb, want;
+
+	if (!arr)
+		return true;
+	want = arr->count < NFG_RS_IDX_MIN ? 0 :
+	       fls(arr->count) - 1 > NFG_RS_IDX_MAX_BITS ? NFG_RS_IDX_MAX_BITS :
+	       fls(arr->count) - 1;
+	if (arr->ibits != want || !arr->idx != !want) {
+		fail_at(file, line, "%u ranges: index of %u bits (%s), want %u",
+			arr->count, arr->ibits, arr->idx ? "present" : "none", want);
+		return false;
+	}
+	if (!arr->ibits)
+		return true;
+	nb = 1u << arr->ibits;
+	for (h = 0; h <= nb; h++) {
+		/* starts whose top bits are below h */
+		while (i < arr->count) {
+			u64 top;
+
+			nfg_rs_array_range(arr, i, &r);
+			top = arr->v6 ? r.start.hi >> (64 - arr->ibits) :
+				        r.start.lo >> (32 - arr->ibits);
+			if (top >= h)
+				break;
+			i++;
+		}
+		if (arr->idx[h] != i) {
+			fail_at(file, line, "index slot %u: %u, want %u", h,
+				arr->idx[h], i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Check every invariant of the core; returns false (after reporting) if
  * one is broken.
  */
@@ -198,7 +242,7 @@ static bool check_core_at(struct nfg_rs_core *c, const char *file, int line)
 			arr->timed, next);
 		return false;
 	}
-	return true;
+	return check_index_at(arr, file, line);
 }
 
 #define check_core(c)	check_core_at((c), __FILE__, __LINE__)
@@ -2183,47 +2227,60 @@ static bool lazy_fold(struct nfg_rs_core *c, u64 now, bool *again)
 }
 
 /*
- * Adds below the threshold (half the array's ranges) never rebuild the
- * array, however many ticks the work looks at them while they come;
- * they match from the hash. The add that reaches it folds them all.
+ * Adds below the hash's bound (two entries per bucket) never rebuild the
+ * array, however many ticks the work looks at them while they come and
+ * however small the array is next to them (a share of the array's size is
+ * no reason: the rebuild is spread over a whole hashful of adds); they
+ * match from the hash. The add that reaches the bound folds them all.
  */
 static void test_dyn_lazy_threshold(void)
 {
 	struct nfg_rs_core c;
 	bool again;
-	u32 i;
+	u32 i, bound;
 	u64 now = 1;
 
 	lazy_set(&c, 100, 1000);
-	for (i = 0; i < 49; i++) {
+	/* 64 buckets (still empty: no entry hashed with the old mask) */
+	rcu_dereference(c.dyn)->hmask = 63;
+	bound = NFG_RS_FOLD_LOAD * 64;
+	for (i = 0; i + 1 < bound; i++) {
 		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, now),
 			 NFG_RS_DYN_DONE);
 		/* the work looks after every add, never quiet for a second */
-		CHECK(!lazy_fold(&c, now, &again));
+		if (lazy_fold(&c, now, &again)) {
+			fail_at(__FILE__, __LINE__,
+				"folded at %u pending, 100 ranges, bound %u",
+				i + 1, bound);
+			break;
+		}
 		CHECK(again);
 		now++;
 	}
-	CHECK_EQ(dyn_count(&c), 49);
+	CHECK_EQ(dyn_count(&c), bound - 1);
 	CHECK_EQ(c.count, 100);
-	for (i = 0; i < 49; i++)
+	for (i = 0; i + 1 < bound; i++)
 		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
-	CHECK(!nfg_rs_core_match4(&c, 99, now));
-	CHECK_EQ(dadd4(&c, 99, 32, 0, false, now), NFG_RS_DYN_DONE);
+	CHECK(!nfg_rs_core_match4(&c, 2 * bound - 1, now));
+	CHECK_EQ(dadd4(&c, 2 * bound - 1, 32, 0, false, now), NFG_RS_DYN_DONE);
 	CHECK(lazy_fold(&c, now, &again));
 	CHECK(!again);
 	CHECK_EQ(dyn_count(&c), 0);
-	CHECK_EQ(c.count, 150);
-	for (i = 0; i < 50; i++)
+	CHECK_EQ(c.count, 100 + bound);
+	for (i = 0; i < bound; i++)
 		CHECK(nfg_rs_core_match4(&c, 1 + 2 * i, now));
 	/* nothing pending: nothing to do, no rebuild */
 	CHECK(!lazy_fold(&c, now, &again));
 	CHECK(!again);
 	set_fini(&c);
 
-	/* an empty set: the first entry already pays */
+	/* an empty set: the entry waits like any other, for a quiet second */
 	dyn_set(&c, false, 1000);
 	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
-	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(!lazy_fold(&c, 1, &again));
+	CHECK(again);
+	CHECK(nfg_rs_core_match4(&c, 5, 1));
+	CHECK(lazy_fold(&c, 1 + HZ, &again));
 	CHECK(!again);
 	EXPECT(&c, r4(5, 5));
 	set_fini(&c);
@@ -2251,7 +2308,6 @@ static void test_dyn_lazy_bound(void)
 	/* 4 buckets (still empty: no entry hashed with the old mask) */
 	dyn->hmask = 3;
 	bound = NFG_RS_FOLD_LOAD * 4;
-	CHECK(bound * NFG_RS_FOLD_RATIO < 100);
 	for (i = 0; i + 1 < bound; i++) {
 		CHECK_EQ(dadd4(&c, 1 + 2 * i, 32, 0, false, 1),
 			 NFG_RS_DYN_DONE);
@@ -2353,17 +2409,20 @@ static void test_dyn_race_lazy(void)
 	dyn_set(&c, false, 1000);
 	CHECK_EQ(add1(&c, r4(1000, 1000)), 0);
 	CHECK_EQ(dadd4(&c, 5, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	/* due after a quiet second (the work's first look starts it) */
+	CHECK(!lazy_fold(&c, 1, &again));
 	race_arm(&c, RS_RACE_FOLD, race_add_delete);
-	CHECK(lazy_fold(&c, 1, &again));
+	CHECK(lazy_fold(&c, 1 + HZ, &again));
 	CHECK_EQ(race.ran, 1);
 	CHECK(!again);
 	CHECK_EQ(dyn_count(&c), 0);
 	EXPECT(&c, r4(3, 3), r4(5, 5));
 
 	CHECK_EQ(dadd4(&c, 7, 32, 0, false, 1), NFG_RS_DYN_DONE);
+	CHECK(!lazy_fold(&c, 1 + HZ, &again));
 	race_arm(&c, RS_RACE_FOLD, race_cp_add);
 	gen = c.gen;
-	CHECK_EQ(nfg_rs_core_fold_lazy(&c, 1, &again), 0);
+	CHECK_EQ(nfg_rs_core_fold_lazy(&c, 1 + 2 * HZ, &again), 0);
 	CHECK_EQ(race.ran, 1);
 	CHECK(!again);
 	/* the control plane's publication only */
@@ -2926,6 +2985,21 @@ static void test_dyn_merge_random_v4_small(void)
 	merge_random(0x3e7b2, &(struct merge_cfg){ .u = 64 }, 60);
 }
 
+/*
+ * The merge's one pass with too little room (never with the room it
+ * takes, old ranges + 2 per entry): it counts and fills an exact array
+ * in a second pass instead, with the same result.
+ */
+static void test_dyn_merge_short_room(void)
+{
+	nfg_rs_merge_room = 0;
+	merge_random(0x3e7c3, &(struct merge_cfg){ .u = 1024 }, 20);
+	merge_random(0x3e7c4, &(struct merge_cfg){ .v6 = true, .u = 1024 }, 10);
+	nfg_rs_merge_room = 1;
+	merge_random(0x3e7c5, &(struct merge_cfg){ .u = 64 }, 20);
+	nfg_rs_merge_room = 2;
+}
+
 /* Allocation failures in the merge and in the fallback through the tree. */
 static void test_dyn_merge_random_enomem(void)
 {
@@ -3038,6 +3112,221 @@ static void test_dyn_fold_cap(void)
 	set_fini(&c);
 }
 
+/* ---- the array's index ------------------------------------------------ */
+
+/* Last range starting at or below @k: a plain binary search, no index. */
+static s64 ref_find(const struct nfg_rs_array *arr, const struct nfg_rs_key *k)
+{
+	struct nfg_rs_range r;
+	u32 lo = 0, hi = arr ? arr->count : 0, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		nfg_rs_array_range(arr, mid, &r);
+		if (rs_key_le(&r.start, k))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (s64)lo - 1;
+}
+
+/*
+ * Every search of the array (lookup, the adds' find, covers, overlaps)
+ * against the reference at @k; false after reporting a difference.
+ */
+static bool index_probe(const struct nfg_rs_array *arr, struct nfg_rs_key k,
+			const char *what)
+{
+	s64 want = ref_find(arr, &k), got = rs_array_find(arr, &k);
+	struct nfg_rs_key e = k;
+	struct nfg_rs_range r;
+	bool in = false, hit;
+
+	if (want >= 0) {
+		nfg_rs_array_range(arr, want, &r);
+		in = rs_key_le(&k, &r.end);
+	}
+	hit = arr->v6 ? nfg_rs_array_lookup6(arr, &k) :
+			nfg_rs_array_lookup4(arr, (u32)k.lo);
+	if (got != want || hit != in ||
+	    nfg_rs_array_covers(arr, &k, &e, 0) != in ||
+	    nfg_rs_array_overlaps(arr, &k, &e) != in) {
+		fail_at(__FILE__, __LINE__,
+			"%s: %u ranges, %u index bits, key %" PRIx64 ":%" PRIx64
+			": find %" PRId64 " (want %" PRId64 "), lookup %d (want %d)",
+			what, arr->count, arr->ibits, k.hi, k.lo, got, want, hit, in);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Probe @arr at every range's edges and their neighbours, at the first
+ * and last address of every slot of the index, at 0, the maximum and
+ * @n random keys.
+ */
+static bool index_probe_all(const struct nfg_rs_array *arr, u64 *rng, u32 n,
+			    const char *what)
+{
+	const struct nfg_rs_key kmax = arr->v6 ? KMAX6 : k4(U32_MAX);
+	struct nfg_rs_range r;
+	struct nfg_rs_key k;
+	u32 i, h;
+
+	if (!index_probe(arr, k4(0), what) || !index_probe(arr, kmax, what))
+		return false;
+	for (i = 0; i < arr->count; i++) {
+		nfg_rs_array_range(arr, i, &r);
+		if (!index_probe(arr, r.start, what) ||
+		    !index_probe(arr, r.end, what))
+			return false;
+		if (!rs_key_is_min(&r.start)) {
+			k = r.start;
+			rs_key_dec(&k);
+			if (!index_probe(arr, k, what))
+				return false;
+		}
+		if (!rs_key_is_max(&r.end, arr->v6)) {
+			k = r.end;
+			rs_key_inc(&k);
+			if (!index_probe(arr, k, what))
+				return false;
+		}
+	}
+	for (h = 0; arr->ibits && h < (1u << arr->ibits); h++) {
+		if (arr->v6) {
+			k = k6((u64)h << (64 - arr->ibits), 0);
+			if (!index_probe(arr, k, what))
+				return false;
+			k.hi |= U64_MAX >> arr->ibits;
+			k.lo = U64_MAX;
+		} else {
+			k = k4(h << (32 - arr->ibits));
+			if (!index_probe(arr, k, what))
+				return false;
+			k.lo |= U32_MAX >> arr->ibits;
+		}
+		if (!index_probe(arr, k, what))
+			return false;
+	}
+	for (i = 0; i < n; i++) {
+		u64 x = nfg_xorshift64s(rng);
+
+		k = arr->v6 ? k6(x, nfg_xorshift64s(rng)) : k4((u32)x);
+		if (!index_probe(arr, k, what))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A random IPv4 key: spread over the whole space (@shape 0), inside one
+ * slot of the largest index (1: 10.1.0.0/16), in the first and last slot
+ * (2), or anywhere but with a wide range now and then (3).
+ */
+static u32 index_key4(u64 *rng, int shape)
+{
+	u32 x = (u32)nfg_xorshift64s(rng);
+
+	switch (shape) {
+	case 1:
+		return 0x0a010000u | (x & 0xffff);
+	case 2:
+		return x & 0x80000000u ? 0xffff0000u | (x & 0xffff) : x & 0xffff;
+	default:
+		return x;
+	}
+}
+
+static void test_index_v4(void)
+{
+	static const u32 sizes[] = { 1, 63, 64, 65, 127, 128, 1000, 10000, 100000 };
+	u64 rng = 0x1d3c5e7f9a0b2c4dULL;
+	unsigned int si;
+	int shape;
+
+	for (shape = 0; shape < 4; shape++) {
+		for (si = 0; si < ARRAY_SIZE(sizes); si++) {
+			u32 n = sizes[si], i, len;
+			struct nfg_rs_range *r = calloc(n + 2, sizeof(*r));
+			struct nfg_rs_core c;
+
+			if (!r)
+				exit(2);
+			set_init(&c, false, 4 * n + 8);
+			for (i = 0; i < n; i++) {
+				u32 s = index_key4(&rng, shape);
+
+				len = shape == 3 && i % 97 == 0 ?
+				      (u32)nfg_xorshift64s(&rng) >> 4 :
+				      (u32)nfg_xorshift64s(&rng) % 16;
+				r[i] = r4(s, len > U32_MAX - s ? U32_MAX : s + len);
+			}
+			/* the space's edges: ranges at 0 and at the maximum */
+			r[n] = r4(0, 2);
+			r[n + 1] = r4(U32_MAX - 1, U32_MAX);
+			CHECK_EQ(nfg_rs_core_update(&c, r, n + 2, NFG_RS_OP_ADD), 0);
+			CHECK(check_core(&c));
+			if (published(&c))
+				CHECK(index_probe_all(published(&c), &rng, 4096,
+						      "v4"));
+			set_fini(&c);
+			free(r);
+		}
+	}
+}
+
+static void test_index_v6(void)
+{
+	static const u32 sizes[] = { 1, 63, 64, 65, 1000, 10000, 70000 };
+	u64 rng = 0x5a5a0f0f3c3c9696ULL;
+	unsigned int si;
+	int shape;
+
+	for (shape = 0; shape < 4; shape++) {
+		for (si = 0; si < ARRAY_SIZE(sizes); si++) {
+			u32 n = sizes[si], i;
+			struct nfg_rs_range *r = calloc(n + 2, sizeof(*r));
+			struct nfg_rs_core c;
+
+			if (!r)
+				exit(2);
+			set_init(&c, true, 4 * n + 8);
+			for (i = 0; i < n; i++) {
+				u64 hi = nfg_xorshift64s(&rng);
+				u64 lo = nfg_xorshift64s(&rng);
+				struct nfg_rs_key s, e;
+
+				/* shapes as index_key4(), on the key's top bits */
+				if (shape == 1)
+					hi = 0x20010db800000000ULL | (hi & 0xffffffffffffULL);
+				else if (shape == 2)
+					hi = hi & 1 ? hi | 0xffff000000000000ULL :
+						      hi & 0xffffffffffffULL;
+				s = k6(hi, lo);
+				if (shape == 3 && i % 97 == 0)
+					e = k6(hi > U64_MAX - (1ULL << 58) ?
+					       U64_MAX : hi + (1ULL << 58), 0);
+				else if (hi == U64_MAX && lo > U64_MAX - 16)
+					e = KMAX6;
+				else
+					e = kadd(s, lo % 16);
+				r[i] = r6(s, e);
+			}
+			r[n] = r6(k6(0, 0), k6(0, 2));
+			r[n + 1] = r6(k6(U64_MAX, U64_MAX - 1), KMAX6);
+			CHECK_EQ(nfg_rs_core_update(&c, r, n + 2, NFG_RS_OP_ADD), 0);
+			CHECK(check_core(&c));
+			if (published(&c))
+				CHECK(index_probe_all(published(&c), &rng, 4096,
+						      "v6"));
+			set_fini(&c);
+			free(r);
+		}
+	}
+}
+
 int main(void)
 {
 	if (nfg_rs_dyn_init()) {
@@ -3057,6 +3346,8 @@ int main(void)
 	run("snapshot", test_snapshot);
 	run("test_op", test_test_op);
 	run("lookup_exhaustive", test_lookup_exhaustive);
+	run("index_v4", test_index_v4);
+	run("index_v6", test_index_v6);
 	run("key_conversion", test_key_conversion);
 	run("stats_info", test_stats_info);
 	run("timeout_merge", test_timeout_merge);
@@ -3103,6 +3394,7 @@ int main(void)
 	run("dyn_merge_random_v6_wide", test_dyn_merge_random_v6_wide);
 	run("dyn_merge_random_v4_small", test_dyn_merge_random_v4_small);
 	run("dyn_merge_random_enomem", test_dyn_merge_random_enomem);
+	run("dyn_merge_short_room", test_dyn_merge_short_room);
 	run("dyn_race_copy", test_dyn_race_copy);
 	run("dyn_fold_cap", test_dyn_fold_cap);
 	run("dyn_gc_batch", test_dyn_gc_batch);
