@@ -14,11 +14,10 @@
 # its boots run when the vm stage's have freed the QEMU slots). Stages after a failed deps/build stage are not run;
 # a failing test stage does not stop the later ones. Each stage's output is
 # shown as it runs and kept in build/check/STAGE.log; selftest runs in the
-# background from the end of deps (beside build and into the vm stage),
-# unit, install and package from the end of build (package on into the vm
-# stage; persist's seconds include its wait for package): their seconds
-# overlap, their logs are shown when they are joined. Guests get one QEMU
-# slot more than there are CPUs (NFG_VM_SLOTS, below).
+# background from the end of deps (beside build; the vm stage starts when it
+# has ended), unit, install and package from the end of build (package on
+# into the vm stage; persist's seconds include its wait for package): their
+# seconds overlap, their logs are shown when they are joined.
 #
 # Ends with the kernel ABIs tested, a per-stage table (wall seconds and CPU
 # seconds: the machine's two CPUs are the budget), a per-case table
@@ -128,23 +127,20 @@ after_package() {
 	"$@"
 }
 
-# QEMU slots: one more than the CPUs. A TCG guest keeps its host CPU busy
-# ~85% of the time (the rest: its timers, 9p round trips); with every guest
-# stage of make check CPU-bound, the third guest takes that idle time (the
-# benches keep one guest per CPU: make bench does not set this).
-export NFG_VM_SLOTS=${NFG_VM_SLOTS:-$((jobs + 1))}
-
 ok=1
 stage deps ./tests/deps.sh || ok=
 rm -f "$logs"/*.rc "$logs"/*.cpu
 if [ -n "$ok" ]; then
 	# The harness self-test needs no build of ours (it builds its own
 	# module and boots the kernels tests/deps.sh unpacked): it starts
-	# beside the build and runs on into the VM stage, whose guests share
-	# the QEMU slots with its boots; joined (its output shown) after the
-	# VM stage.
+	# beside the build. One QEMU slot more than the CPUs for it: its
+	# three kernels' boots run one after the other per kernel, and they
+	# mostly wait (a case's timeout, a hung guest's grace, a stalled
+	# boot), so a third guest costs little CPU. The VM stage starts when
+	# it has ended (the VM stage's boots would otherwise hold the slots
+	# its later boots wait for), with one slot per CPU.
 	make -s build/config.mk >/dev/null 2>&1
-	stage_bg selftest make check-selftest
+	stage_bg selftest env NFG_VM_SLOTS="${NFG_VM_SLOTS:-$((jobs + 1))}" make check-selftest
 	stage build make -j"$jobs" all || ok=
 fi
 if [ -n "$ok" ]; then
@@ -153,6 +149,11 @@ if [ -n "$ok" ]; then
 	stage_bg unit make check-unit
 	stage_bg install make check-install
 	stage_bg package env NFG_PKG_BOOT=0 ./tests/package/check.sh
+	stage_join selftest
+	stage_join unit
+	stage_join install
+	# The package stage usually outlasts the self-test (using about half
+	# of two CPUs): the VM stage starts now, beside it.
 	# tests/package/package_installed.sh boots with what the package stage installed
 	# (build/package/root-n, root-up): one more case in each kernel's queue,
 	# queued last (tests/vm/case-secs), which waits for the package stage's
@@ -166,12 +167,11 @@ if [ -n "$ok" ]; then
 	# tests/vm/chroot-kernel.cases, the others every case (budget: 40 min).
 	stage vm env NFG_VM_CHROOT_CASES=tests/vm/chroot-kernel.cases \
 		make check-vm CASES="$(echo tests/vm/cases/*.sh) tests/package/package_installed.sh"
-	stage_join unit
-	stage_join install
 	stage_join package
 	stage_join persist
+elif [ -n "${bg_pid[selftest]:-}" ]; then
+	stage_join selftest
 fi
-[ -z "${bg_pid[selftest]:-}" ] || stage_join selftest
 
 # ------------------------------------------------------------------ tables
 t_end=$(date +%s)
@@ -183,7 +183,8 @@ for i in "${!st_name[@]}"; do
 	[ "${st_rc[$i]}" -eq 0 ] || s="FAILED (exit ${st_rc[$i]})"
 	printf '%-10s %7s %7s %7s %7s  %s\n' "${st_name[$i]}" "${st_secs[$i]}" "${st_cpu[$i]}" "${st_pass[$i]}" "${st_fail[$i]}" "$s"
 done
-printf '%-10s %7s %7s\n' total $((t_end - t_all)) "$(cpu_secs)"
+cpu_secs >"$logs/total.cpu"	# (not in $(...): a subshell's `times`)
+printf '%-10s %7s %7s\n' total $((t_end - t_all)) "$(cat "$logs/total.cpu")"
 
 # vm_outs ABI: the results dirs of the last VM run on ABI (tests/vm/check.sh:
 # check, and check.N when it split a kernel's cases over several boots).
