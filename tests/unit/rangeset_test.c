@@ -3239,92 +3239,90 @@ static u32 index_key4(u64 *rng, int shape)
 	}
 }
 
-static void test_index_v4(void)
+/* Range @i of an index test's random set of @shape (see index_key4()). */
+static struct nfg_rs_range index_range(bool v6, u64 *rng, int shape, u32 i)
 {
-	static const u32 sizes[] = { 1, 63, 64, 65, 127, 128, 1000, 10000, 100000 };
-	u64 rng = 0x1d3c5e7f9a0b2c4dULL;
-	unsigned int si;
-	int shape;
+	u64 hi, lo;
+	u32 s4, len;
+	struct nfg_rs_key s, e;
 
-	for (shape = 0; shape < 4; shape++) {
-		for (si = 0; si < ARRAY_SIZE(sizes); si++) {
-			u32 n = sizes[si], i, len;
-			struct nfg_rs_range *r = calloc(n + 2, sizeof(*r));
-			struct nfg_rs_core c;
-
-			if (!r)
-				exit(2);
-			set_init(&c, false, 4 * n + 8);
-			for (i = 0; i < n; i++) {
-				u32 s = index_key4(&rng, shape);
-
-				len = shape == 3 && i % 97 == 0 ?
-				      (u32)nfg_xorshift64s(&rng) >> 4 :
-				      (u32)nfg_xorshift64s(&rng) % 16;
-				r[i] = r4(s, len > U32_MAX - s ? U32_MAX : s + len);
-			}
-			/* the space's edges: ranges at 0 and at the maximum */
-			r[n] = r4(0, 2);
-			r[n + 1] = r4(U32_MAX - 1, U32_MAX);
-			CHECK_EQ(nfg_rs_core_update(&c, r, n + 2, NFG_RS_OP_ADD), 0);
-			CHECK(check_core(&c));
-			if (published(&c))
-				CHECK(index_probe_all(published(&c), &rng, 4096,
-						      "v4"));
-			set_fini(&c);
-			free(r);
-		}
+	if (!v6) {
+		s4 = index_key4(rng, shape);
+		len = shape == 3 && i % 97 == 0 ?
+		      (u32)nfg_xorshift64s(rng) >> 4 :
+		      (u32)nfg_xorshift64s(rng) % 16;
+		return r4(s4, len > U32_MAX - s4 ? U32_MAX : s4 + len);
 	}
+	hi = nfg_xorshift64s(rng);
+	lo = nfg_xorshift64s(rng);
+	/* shapes as index_key4(), on the key's top bits */
+	if (shape == 1)
+		hi = 0x20010db800000000ULL | (hi & 0xffffffffffffULL);
+	else if (shape == 2)
+		hi = hi & 1 ? hi | 0xffff000000000000ULL :
+			      hi & 0xffffffffffffULL;
+	s = k6(hi, lo);
+	if (shape == 3 && i % 97 == 0)
+		e = k6(hi > U64_MAX - (1ULL << 58) ?
+		       U64_MAX : hi + (1ULL << 58), 0);
+	else if (hi == U64_MAX && lo > U64_MAX - 16)
+		e = KMAX6;
+	else
+		e = kadd(s, lo % 16);
+	return r6(s, e);
 }
 
-static void test_index_v6(void)
+/*
+ * Sets of each size in @sizes and each shape, plus ranges at the space's
+ * edges (0 and the maximum): the published array's index must agree with
+ * a plain binary search everywhere (index_probe_all()).
+ */
+static void index_run(bool v6, const u32 *sizes, unsigned int nsizes, u64 rng)
 {
-	static const u32 sizes[] = { 1, 63, 64, 65, 1000, 10000, 70000 };
-	u64 rng = 0x5a5a0f0f3c3c9696ULL;
 	unsigned int si;
 	int shape;
 
 	for (shape = 0; shape < 4; shape++) {
-		for (si = 0; si < ARRAY_SIZE(sizes); si++) {
+		for (si = 0; si < nsizes; si++) {
 			u32 n = sizes[si], i;
 			struct nfg_rs_range *r = calloc(n + 2, sizeof(*r));
 			struct nfg_rs_core c;
 
 			if (!r)
 				exit(2);
-			set_init(&c, true, 4 * n + 8);
-			for (i = 0; i < n; i++) {
-				u64 hi = nfg_xorshift64s(&rng);
-				u64 lo = nfg_xorshift64s(&rng);
-				struct nfg_rs_key s, e;
-
-				/* shapes as index_key4(), on the key's top bits */
-				if (shape == 1)
-					hi = 0x20010db800000000ULL | (hi & 0xffffffffffffULL);
-				else if (shape == 2)
-					hi = hi & 1 ? hi | 0xffff000000000000ULL :
-						      hi & 0xffffffffffffULL;
-				s = k6(hi, lo);
-				if (shape == 3 && i % 97 == 0)
-					e = k6(hi > U64_MAX - (1ULL << 58) ?
-					       U64_MAX : hi + (1ULL << 58), 0);
-				else if (hi == U64_MAX && lo > U64_MAX - 16)
-					e = KMAX6;
-				else
-					e = kadd(s, lo % 16);
-				r[i] = r6(s, e);
+			set_init(&c, v6, 4 * n + 8);
+			for (i = 0; i < n; i++)
+				r[i] = index_range(v6, &rng, shape, i);
+			if (v6) {
+				r[n] = r6(k6(0, 0), k6(0, 2));
+				r[n + 1] = r6(k6(U64_MAX, U64_MAX - 1), KMAX6);
+			} else {
+				r[n] = r4(0, 2);
+				r[n + 1] = r4(U32_MAX - 1, U32_MAX);
 			}
-			r[n] = r6(k6(0, 0), k6(0, 2));
-			r[n + 1] = r6(k6(U64_MAX, U64_MAX - 1), KMAX6);
 			CHECK_EQ(nfg_rs_core_update(&c, r, n + 2, NFG_RS_OP_ADD), 0);
 			CHECK(check_core(&c));
 			if (published(&c))
 				CHECK(index_probe_all(published(&c), &rng, 4096,
-						      "v6"));
+						      v6 ? "v6" : "v4"));
 			set_fini(&c);
 			free(r);
 		}
 	}
+}
+
+static void test_index_v4(void)
+{
+	static const u32 sizes[] = { 1, 63, 64, 65, 127, 128, 1000, 10000, 100000 };
+
+	index_run(false, sizes, ARRAY_SIZE(sizes), 0x1d3c5e7f9a0b2c4dULL);
+}
+
+static void test_index_v6(void)
+{
+	static const u32 sizes[] = { 1, 63, 64, 65, 1000, 10000, 70000 };
+
+	index_run(true, sizes, ARRAY_SIZE(sizes), 0x5a5a0f0f3c3c9696ULL);
 }
 
 int main(void)
